@@ -1,0 +1,101 @@
+"""The catalog: locales, attributes, suites with their templates, identity lists, grammar
+macros and the translation store, loaded together with every problem found on the way."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from toolkit.errors import InputError, Problem
+from toolkit.grammar import LocaleGrammar, load_grammar
+from toolkit.identities import Taxonomy, IdentityList, load_taxonomy, load_identity_list
+from toolkit.locales import Locales, load_locales
+from toolkit.project import Project
+from toolkit.store import StoreFile, load_store
+from toolkit.templates import Suite, load_suite
+
+
+def suite_ids(project: Project) -> list[str]:
+    return sorted(
+        p.name for p in project.templates.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    known = sorted(known)
+    close = difflib.get_close_matches(word, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"{hint} Known: {', '.join(known)}."
+
+
+@dataclass
+class Catalog:
+    project: Project
+    locales: Locales
+    taxonomy: Taxonomy
+    suites: dict[str, Suite] = field(default_factory=dict)
+    identity_lists: dict[str, IdentityList] = field(default_factory=dict)
+    grammars: dict[str, LocaleGrammar] = field(default_factory=dict)
+    stores: dict[tuple[str, str], StoreFile] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def suite(self, suite_id: str) -> Suite:
+        try:
+            return self.suites[suite_id]
+        except KeyError:
+            raise InputError(f"unknown suite {suite_id!r}.{did_you_mean(suite_id, self.suites)}") from None
+
+    def lists_of(self, suite: Suite) -> list[IdentityList]:
+        return [self.identity_lists[p] for p in suite.spec.identities if p in self.identity_lists]
+
+    def store(self, suite_id: str, locale: str) -> StoreFile:
+        key = (suite_id, locale)
+        if key not in self.stores:
+            self.stores[key] = load_store(self.project, locale, suite_id, self.problems)
+        return self.stores[key]
+
+    def grammar(self, locale: str) -> LocaleGrammar:
+        if locale not in self.grammars:
+            self.grammars[locale] = load_grammar(self.project, locale, self.problems)
+        return self.grammars[locale]
+
+    def check_locale(self, code: str) -> None:
+        if code not in self.locales:
+            raise InputError(f"unknown locale {code!r}.{did_you_mean(code, self.locales.codes)}")
+
+
+def load_catalog(
+    project: Project, suites: Iterable[str] | None = None, locales: Iterable[str] | None = None
+) -> Catalog:
+    """Load the named suites (default: all) and what they need, for the named locales (default: the
+    suites' own). Problems are collected in ``catalog.problems``; only an unusable locales file or an
+    unknown suite or locale name raises."""
+    problems: list[Problem] = []
+    loc = load_locales(project)
+    taxonomy = load_taxonomy(project, problems)
+    catalog = Catalog(project=project, locales=loc, taxonomy=taxonomy, problems=problems)
+    known = suite_ids(project)
+    wanted = list(suites) if suites is not None else known
+    for sid in wanted:
+        if sid not in known:
+            raise InputError(f"unknown suite {sid!r}.{did_you_mean(sid, known)}")
+    wanted_locales = list(locales) if locales is not None else None
+    for code in wanted_locales or []:
+        catalog.check_locale(code)
+    for sid in wanted:
+        suite = load_suite(project, sid, loc, taxonomy, problems)
+        if suite is None:
+            continue
+        catalog.suites[sid] = suite
+        for path in suite.spec.identities:
+            if path not in catalog.identity_lists and (project.lexicons / path).is_file():
+                ilist = load_identity_list(project, project.lexicons / path, loc, taxonomy, problems)
+                if ilist is not None:
+                    catalog.identity_lists[path] = ilist
+        for code in suite.spec.locales:
+            if code in loc and (wanted_locales is None or code in wanted_locales):
+                catalog.grammar(code)
+                if not loc[code].source:
+                    catalog.store(sid, code)
+    return catalog

@@ -1,0 +1,67 @@
+"""The `polyprobe` command line. Library errors become `error:` lines on stderr and exit
+codes here, and only here: 2 for bad input, 1 for a runtime failure, never a traceback for
+a user's mistake. Other distributions (the evaluator) add command groups through the
+`polyprobe.cli` entry-point group, so this package never imports them by name."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+
+import click
+import typer
+
+from toolkit.cli import catalog_cmd, render_cmd, translations_cmd
+from toolkit.cli.common import err_console
+from toolkit.errors import CatalogError, PolyprobeError
+
+app = typer.Typer(
+    name="polyprobe",
+    help="Measure social bias in language models across languages.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(catalog_cmd.app, name="catalog")
+app.add_typer(translations_cmd.app, name="translations")
+app.command("render")(render_cmd.render_command)
+
+
+def _plugins() -> None:
+    for ep in sorted(entry_points(group="polyprobe.cli"), key=lambda e: e.name):
+        sub = ep.load()
+        app.add_typer(sub, name=ep.name)
+
+
+_plugins()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code."""
+    try:
+        app(args=argv, prog_name="polyprobe", standalone_mode=False)
+    except CatalogError as exc:
+        for problem in exc.problems:
+            err_console.print(f"error: {problem}", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(f"error: {len(exc.problems)} problem(s)", highlight=False, markup=False)
+        return exc.exit_code
+    except PolyprobeError as exc:
+        err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        err_console.print("error: aborted", highlight=False, markup=False)
+        return 1
+    except KeyboardInterrupt:
+        err_console.print("error: interrupted", highlight=False, markup=False)
+        return 130
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())

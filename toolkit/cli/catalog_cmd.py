@@ -1,0 +1,63 @@
+"""`polyprobe catalog validate | coverage`: checks and overviews for maintainers."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from toolkit.catalog import load_catalog
+from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
+from toolkit.coverage import COVERAGE_COLUMNS, coverage
+from toolkit.errors import CatalogError
+from toolkit.validate import validate
+
+app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
+
+
+@app.command("validate")
+def validate_command(root: Root = None, json: JsonFlag = False) -> None:
+    """Render every template × group × variant × locale; list every problem (exit 2 if any)."""
+    catalog = load_catalog(project_at(root))
+    jobs = sum(len(s.spec.locales) for s in catalog.suites.values())
+    with progress() as bar:
+        task = bar.add_task("validating", total=jobs)
+
+        def step(suite: str, locale: str) -> None:
+            bar.update(task, advance=1, description=f"validating {suite} [{locale}]")
+
+        result = validate(catalog, progress=step)
+    if json:
+        print_json(
+            {
+                "ok": result.ok,
+                "problems": [p.as_dict() for p in result.problems],
+                "rows": {f"{s}/{loc}": n for (s, loc), n in sorted(result.rows.items())},
+            }
+        )
+        if not result.ok:
+            raise typer.Exit(2)
+        return
+    if not result.ok:
+        raise CatalogError(result.problems)
+    total = sum(result.rows.values())
+    err_console.print(
+        f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems", highlight=False, markup=False
+    )
+
+
+@app.command("coverage")
+def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
+    """Translation status counts per locale × suite."""
+    catalog = load_catalog(project_at(root))
+    data = coverage(catalog)
+    if json:
+        print_json(data)
+        return
+    for suite, per_locale in data.items():
+        table = Table(title=f"{suite}: segments by status")
+        table.add_column("locale")
+        for col in COVERAGE_COLUMNS:
+            table.add_column(col, justify="right")
+        for locale, counts in per_locale.items():
+            table.add_row(locale, *(str(counts[c]) if counts[c] else "·" for c in COVERAGE_COLUMNS))
+        out_console.print(table)

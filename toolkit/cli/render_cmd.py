@@ -1,0 +1,75 @@
+"""`polyprobe render`: one suite in one locale, as Parquet, JSONL or CSV."""
+
+from __future__ import annotations
+
+import io
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from toolkit.catalog import load_catalog
+from toolkit.cli.common import Root, err_console, project_at
+from toolkit.errors import CatalogError, InputError
+from toolkit.fileio import atomic_path
+from toolkit.render import render
+
+
+class Format(str, Enum):
+    parquet = "parquet"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+class MinStatus(str, Enum):
+    draft = "draft"
+    reviewed = "reviewed"
+    approved = "approved"
+
+
+def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
+    """Write to ``out`` atomically, or to stdout for text formats."""
+    if out is None:
+        if fmt is Format.parquet:
+            raise InputError("--format parquet needs --out FILE (Parquet is binary)")
+        buffer = io.StringIO()
+        if fmt is Format.jsonl:
+            frame.write_ndjson(buffer)
+        else:
+            frame.write_csv(buffer)
+        sys.stdout.write(buffer.getvalue())
+        return
+    with atomic_path(out) as tmp:
+        if fmt is Format.parquet:
+            frame.write_parquet(tmp, compression="zstd", statistics=False)
+        elif fmt is Format.jsonl:
+            frame.write_ndjson(tmp)
+        else:
+            frame.write_csv(tmp)
+
+
+def render_command(
+    suite: Annotated[str, typer.Option("--suite", help="Suite to render, e.g. sentiment.")],
+    locale: Annotated[str, typer.Option("--locale", help="Locale code, e.g. he.")],
+    min_status: Annotated[
+        MinStatus, typer.Option("--min-status", help="Lowest translation status to include.")
+    ] = MinStatus.draft,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.jsonl,
+    out: Annotated[Path | None, typer.Option("--out", help="Output file (default: stdout).", dir_okay=False)] = None,
+    root: Root = None,
+) -> None:
+    """Render one suite in one locale. Nothing is written when any problem is found."""
+    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    rendered = render(catalog, suite, locale, min_status=min_status.value)
+    problems = [*catalog.problems, *rendered.problems]
+    if problems:
+        raise CatalogError(problems)
+    if rendered.skipped:
+        detail = ", ".join(f"{n} {why}" for why, n in sorted(rendered.skipped.items()))
+        err_console.print(f"warning: segments not rendered for {locale}: {detail}", highlight=False, markup=False)
+    write_frame(rendered.frame, fmt, out)
+    if out is not None:
+        err_console.print(f"{rendered.frame.height} rows -> {out}", highlight=False, markup=False)

@@ -1,0 +1,134 @@
+"""The sandbox templates render in: one Jinja environment per locale, holding only that
+locale's grammar macros (templates/_grammar/<locale>.j2).
+
+Templates are data written by contributors and translators, so they get a
+``SandboxedEnvironment`` with ``StrictUndefined``, no default globals (no ``cycler``,
+``range``, ``namespace``...), no loader (no include/import), and a static check that refuses
+any access to underscore attributes before anything is rendered.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, meta, nodes
+from jinja2 import Template as JinjaTemplate
+from jinja2.exceptions import SecurityError, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from toolkit.errors import Problem
+from toolkit.fileio import read_text
+from toolkit.project import Project
+
+_FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
+    nodes.Import: "import",
+    nodes.FromImport: "from-import",
+    nodes.Include: "include",
+    nodes.Extends: "extends",
+    nodes.Block: "block",
+    nodes.Macro: "macro definitions (grammar macros live in templates/_grammar/)",
+    nodes.CallBlock: "call blocks",
+}
+_WS = re.compile(r"\s+")
+_MISSING_ATTR = re.compile(r"has no attribute '([^']+)'")
+_UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
+
+
+class RenderFailure(Exception):
+    """A template failed for one set of values; the message says why in the user's terms."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    variables: frozenset[str] = frozenset()
+    problems: tuple[str, ...] = ()
+
+
+@dataclass
+class LocaleGrammar:
+    """The sandboxed environment of one locale, and a cache of compiled templates."""
+
+    locale: str
+    file: str | None
+    env: SandboxedEnvironment
+    macros: frozenset[str]
+    _compiled: dict[str, JinjaTemplate] = field(default_factory=dict)
+
+    def analyse(self, text: str) -> Analysis:
+        """Parse ``text`` and report syntax errors, unsafe constructs and the variables it reads."""
+        try:
+            ast = self.env.parse(text)
+        except TemplateSyntaxError as exc:
+            return Analysis(problems=(f"Jinja syntax error on line {exc.lineno}: {exc.message}",))
+        problems: list[str] = []
+        for node_type, what in _FORBIDDEN_NODES.items():
+            if any(True for _ in ast.find_all(node_type)):
+                problems.append(f"{what} not allowed in a template")
+        for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+            name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+            if isinstance(name, str) and name.startswith("_"):
+                problems.append(f"line {node.lineno}: access to {name!r} is not allowed")
+        variables = frozenset(meta.find_undeclared_variables(ast)) - self.macros
+        return Analysis(variables=variables, problems=tuple(problems))
+
+    def compile(self, text: str) -> JinjaTemplate:
+        tpl = self._compiled.get(text)
+        if tpl is None:
+            tpl = self.env.from_string(text)
+            self._compiled[text] = tpl
+        return tpl
+
+    def render(self, text: str, context: dict[str, Any]) -> str:
+        """Render and normalise: NFC, runs of whitespace collapsed (an empty term leaves no gap)."""
+        try:
+            out = self.compile(text).render(context)
+        except SecurityError as exc:
+            raise RenderFailure(f"unsafe template: {exc}") from None
+        except UndefinedError as exc:
+            msg = str(exc.message or exc)
+            if m := _MISSING_ATTR.search(msg):
+                raise RenderFailure(f"no form {m.group(1)!r}") from None
+            if m := _UNDEFINED_NAME.search(msg):
+                raise RenderFailure(f"unknown variable {m.group(1)!r}") from None
+            raise RenderFailure(msg) from None
+        except TemplateError as exc:
+            raise RenderFailure(str(exc)) from None
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            raise RenderFailure(f"{type(exc).__name__}: {exc}") from None
+        return unicodedata.normalize("NFC", _WS.sub(" ", out).strip())
+
+
+def new_environment() -> SandboxedEnvironment:
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+    env.globals.clear()
+    return env
+
+
+def load_grammar(project: Project, locale: str, problems: list[Problem]) -> LocaleGrammar:
+    """The locale's environment with its grammar macros; a locale without a file gets none."""
+    env = new_environment()
+    path = project.grammar / f"{locale}.j2"
+    if not path.is_file():
+        return LocaleGrammar(locale, None, env, frozenset())
+    rel = project.rel(path)
+    try:
+        source = read_text(path, rel)
+        ast = env.parse(source)
+    except TemplateSyntaxError as exc:
+        problems.append(Problem(rel, "(grammar)", f"line {exc.lineno}", f"Jinja syntax error: {exc.message}", locale))
+        return LocaleGrammar(locale, rel, env, frozenset())
+    except Exception as exc:  # invalid UTF-8 and the like
+        problems.append(Problem(rel, "(grammar)", "", str(exc), locale))
+        return LocaleGrammar(locale, rel, env, frozenset())
+    names = [m.name for m in ast.find_all(nodes.Macro) if not m.name.startswith("_")]
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+        if isinstance(name, str) and name.startswith("_"):
+            problems.append(Problem(rel, "(grammar)", f"line {node.lineno}", f"access to {name!r} is not allowed", locale))
+            return LocaleGrammar(locale, rel, env, frozenset())
+    module = env.from_string(source).module
+    env.globals.update({name: getattr(module, name) for name in names})
+    return LocaleGrammar(locale, rel, env, frozenset(names))

@@ -1,0 +1,66 @@
+"""Where the catalog lives: the project root and the fixed layout below it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.errors import InputError
+
+ROOT_ENV = "POLYPROBE_ROOT"
+
+
+@dataclass(frozen=True)
+class Project:
+    """The folders of a polyprobe catalog (see DESIGN.md, "Layout")."""
+
+    root: Path
+
+    @property
+    def templates(self) -> Path:
+        return self.root / "templates"
+
+    @property
+    def grammar(self) -> Path:
+        return self.root / "templates" / "_grammar"
+
+    @property
+    def lexicons(self) -> Path:
+        return self.root / "lexicons"
+
+    @property
+    def translations(self) -> Path:
+        return self.root / "translations"
+
+    def rel(self, path: Path) -> str:
+        """A path as users see it in messages: relative to the root when it is inside."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    @classmethod
+    def at(cls, root: Path | str) -> Project:
+        root = Path(root)
+        if not (root / "templates").is_dir() or not (root / "lexicons").is_dir():
+            raise InputError(f"{root} is not a polyprobe catalog: it needs templates/ and lexicons/ folders")
+        return cls(root)
+
+    @classmethod
+    def find(cls, start: Path | str | None = None) -> Project:
+        """$POLYPROBE_ROOT, else the nearest folder upwards from ``start`` (default: the working
+        directory) that holds templates/ and lexicons/, else the source tree the package came from."""
+        env = os.environ.get(ROOT_ENV)
+        if env:
+            return cls.at(env)
+        here = Path(start or Path.cwd()).resolve()
+        for candidate in (here, *here.parents):
+            if (candidate / "templates").is_dir() and (candidate / "lexicons").is_dir():
+                return cls(candidate)
+        source_tree = Path(__file__).resolve().parent.parent
+        if (source_tree / "templates").is_dir() and (source_tree / "lexicons").is_dir():
+            return cls(source_tree)
+        raise InputError(
+            "no polyprobe catalog found: run inside a checkout, pass --root, or set $POLYPROBE_ROOT"
+        )

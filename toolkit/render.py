@@ -1,0 +1,182 @@
+"""Rendering: a suite in a locale becomes a polars frame of samples, deterministically.
+
+For each segment the renderer picks the text (English source, or the store's translation
+when it is current and good enough), checks it statically (syntax, unsafe access, the same
+slots as the source), then renders it for every group and variant the suite asks for.
+Everything that goes wrong is collected as a located Problem, never raised mid-way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from toolkit.catalog import Catalog
+from toolkit.errors import Problem
+from toolkit.grammar import Analysis, LocaleGrammar, RenderFailure
+from toolkit.schema import SOURCE, base_schema
+from toolkit.store import STATUS_RANK, StoreFile
+from toolkit.suites import kind_of
+from toolkit.suites.base import Filler, SuiteKind
+from toolkit.templates import Segment, Suite
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A segment with the text chosen for the job's locale."""
+
+    segment: Segment
+    text: str
+    status: str
+    origin: str
+    file: str
+    """Where the text came from (template file or store file), for messages."""
+
+
+@dataclass
+class Job:
+    catalog: Catalog
+    suite: Suite
+    locale: str
+    min_status: str
+    problems: list[Problem] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    _resolved: list[Resolved] | None = None
+
+    @property
+    def grammar(self) -> LocaleGrammar:
+        return self.catalog.grammar(self.locale)
+
+    @property
+    def is_source(self) -> bool:
+        return self.catalog.locales[self.locale].source
+
+    def resolved(self) -> list[Resolved]:
+        if self._resolved is None:
+            self._resolved = list(self._resolve())
+        return self._resolved
+
+    def _source_analysis(self, segment: Segment) -> Analysis | None:
+        source_grammar = self.catalog.grammar(self.catalog.locales.source.code)
+        analysis = source_grammar.analyse(segment.source)
+        allowed = set(self.suite.spec.slots)
+        problems = list(analysis.problems)
+        for name in sorted(analysis.variables - allowed):
+            problems.append(f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}")
+        if self.suite.spec.identities and "group" not in analysis.variables:
+            problems.append("the template never uses its group")
+        field_name = f"variants.{segment.variant}" if segment.variant else "text"
+        for message in problems:
+            self.problems.append(Problem(segment.file, segment.template.id, field_name, message))
+        return None if problems else analysis
+
+    def _resolve(self) -> Iterator[Resolved]:
+        store: StoreFile | None = None if self.is_source else self.catalog.store(self.suite.id, self.locale)
+        want = STATUS_RANK[self.min_status]
+        for segment in self.suite.segments.values():
+            source = self._source_analysis(segment)
+            if source is None:
+                continue
+            if store is None:
+                yield Resolved(segment, segment.source, SOURCE, SOURCE, segment.file)
+                continue
+            rel = self.catalog.project.rel(store.path)
+            record = store.records.get(segment.id)
+            if record is None:
+                self.skipped["untranslated"] += 1
+                continue
+            if record.source_sha != segment.source_sha or record.status == "stale":
+                self.skipped["stale"] += 1
+                continue
+            if record.status == "rejected":
+                self.skipped["rejected"] += 1
+                continue
+            if STATUS_RANK[record.status] < want:
+                self.skipped[f"below {self.min_status}"] += 1
+                continue
+            analysis = self.grammar.analyse(record.text)
+            messages = list(analysis.problems)
+            if not messages:
+                for name in sorted(source.variables - analysis.variables):
+                    messages.append(f"drops the slot {name!r} that the source has")
+                for name in sorted(analysis.variables - source.variables):
+                    kind = "adds the slot" if name in self.suite.spec.slots else "uses an unknown variable"
+                    messages.append(f"{kind} {name!r}")
+            if messages:
+                for message in messages:
+                    self.problems.append(Problem(rel, segment.id, "text", message, self.locale))
+                continue
+            yield Resolved(segment, record.text, record.status, record.origin, rel)
+
+    def render_text(self, resolved: Resolved, context: dict[str, Any], record: str) -> str | None:
+        """Render one text; a failure becomes a Problem naming the segment and the group."""
+        try:
+            return self.grammar.render(resolved.text, context)
+        except RenderFailure as exc:
+            seg = resolved.segment
+            name = seg.template.id if resolved.status == SOURCE else seg.id
+            self.problems.append(Problem(resolved.file, name, f"group {record}", str(exc), self.locale))
+            return None
+
+    def row(self, kind: SuiteKind, resolved: Resolved, filler: Filler | None, text: str) -> dict[str, Any]:
+        seg = resolved.segment
+        pid = kind.parallel_id(self.suite, seg, filler)
+        group = filler.group if filler else None
+        return {
+            "sample_id": f"{self.locale}:{pid}",
+            "parallel_id": pid,
+            "suite": self.suite.id,
+            "locale": self.locale,
+            "template": seg.template.id,
+            "variant": seg.variant,
+            "attribute": group.attribute if group else None,
+            "group": group.id if group else None,
+            "region": filler.ilist.region if filler else None,
+            "standing": group.standing if group else None,
+            "label": seg.template.label,
+            "status": resolved.status,
+            "origin": resolved.origin,
+            "text": text,
+            **kind.extras(self, seg, filler, text),
+        }
+
+
+@dataclass
+class Rendered:
+    suite: str
+    locale: str
+    frame: pl.DataFrame
+    problems: list[Problem]
+    skipped: Counter[str]
+
+
+def suite_schema(catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+    kind = kind_of(suite.id)
+    from toolkit.catalog import suite_ids
+
+    return {
+        **base_schema(catalog.locales, catalog.taxonomy, suite_ids(catalog.project), suite.spec.labels),
+        **kind.extra_schema(catalog, suite),
+    }
+
+
+def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draft") -> Rendered:
+    """Render one suite in one locale. Problems are returned, not raised: callers decide."""
+    suite = catalog.suite(suite_id)
+    catalog.check_locale(locale)
+    kind = kind_of(suite.id)
+    job = Job(catalog, suite, locale, min_status)
+    schema = suite_schema(catalog, suite)
+    if locale not in suite.spec.locales:
+        return Rendered(suite.id, locale, pl.DataFrame(schema=schema), [], Counter())
+    kind.check(catalog, suite, job.problems)
+    columns: dict[str, list[Any]] = {name: [] for name in schema}
+    for row in kind.rows(job):
+        for name, values in columns.items():
+            values.append(row.get(name))
+    frame = pl.DataFrame(columns, schema=schema)
+    return Rendered(suite.id, locale, frame, job.problems, job.skipped)

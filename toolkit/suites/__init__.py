@@ -1,0 +1,18 @@
+"""The registry of suite kinds: the code behind each folder of templates/."""
+
+from __future__ import annotations
+
+from toolkit.errors import InputError
+from toolkit.suites.base import SuiteKind
+from toolkit.suites.sentiment import Sentiment
+
+KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(),)}
+
+
+def kind_of(suite_id: str) -> SuiteKind:
+    try:
+        return KINDS[suite_id]
+    except KeyError:
+        raise InputError(
+            f"templates/{suite_id}/ has no suite kind in polyprobe; known kinds: {', '.join(sorted(KINDS))}"
+        ) from None

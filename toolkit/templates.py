@@ -1,0 +1,187 @@
+"""Suites and their English source templates (templates/<suite>/suite.yaml and *.yaml).
+
+A suite declares its variants, labels, slots, identity lists and locales; each template
+gives one English text per variant. One template variant is one translatable segment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from toolkit.errors import Problem
+from toolkit.fileio import load_yaml
+from toolkit.identities import VARIANTS, Taxonomy, Variant
+from toolkit.locales import Locales
+from toolkit.project import Project
+from toolkit.records import SEMVER_RE, Record, parse_record, record_name
+from toolkit.textcheck import text_problems
+
+TEMPLATE_ID = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+class SuiteSpec(Record):
+    id: str = Field(pattern=TEMPLATE_ID)
+    version: str
+    description: str
+    mode: Literal["template", "sample"]
+    variants: tuple[Variant, ...] = ()
+    labels: tuple[str, ...] = ()
+    slots: tuple[str, ...] = ()
+    """Variables a template may use besides its locale's grammar macros."""
+    identities: tuple[str, ...] = ()
+    """Identity lists (paths under lexicons/) whose groups fill the ``group`` slot."""
+    locales: tuple[str, ...]
+    citation: tuple[str, ...] = ()
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Suite-specific settings, e.g. the marker a completion slot renders as."""
+
+
+class Template(Record):
+    id: str = Field(pattern=TEMPLATE_ID)
+    label: str | None = None
+    attributes: tuple[str, ...] = ()
+    variants: dict[Variant, str] | None = None
+    text: str | None = None
+    pair: str | None = Field(default=None, pattern=TEMPLATE_ID)
+    note: str = ""
+
+
+def source_sha(text: str) -> str:
+    """The hash that ties a translation to the exact English source it was made from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One translatable unit: a template variant (template mode) or a rendered sample (sample mode)."""
+
+    suite: str
+    id: str
+    template: Template
+    variant: Variant | None
+    source: str
+    file: str
+
+    @property
+    def source_sha(self) -> str:
+        return source_sha(self.source)
+
+
+@dataclass(frozen=True)
+class Suite:
+    spec: SuiteSpec
+    templates: tuple[Template, ...]
+    segments: dict[str, Segment]
+    template_files: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+
+def segment_id(template_id: str, variant: str | None) -> str:
+    return template_id if variant is None else f"{template_id}.{variant}"
+
+
+def load_suite(
+    project: Project, suite_id: str, locales: Locales, taxonomy: Taxonomy, problems: list[Problem]
+) -> Suite | None:
+    folder = project.templates / suite_id
+    spec_path = folder / "suite.yaml"
+    rel_spec = project.rel(spec_path)
+    if not spec_path.is_file():
+        problems.append(Problem(rel_spec, suite_id, "", "suite has no suite.yaml"))
+        return None
+    spec = parse_record(SuiteSpec, load_yaml(spec_path, rel_spec), file=rel_spec, record=suite_id, problems=problems)
+    if spec is None:
+        return None
+    if spec.id != suite_id:
+        problems.append(Problem(rel_spec, suite_id, "id", f"must be the folder's name {suite_id!r}"))
+    if not SEMVER_RE.match(spec.version):
+        problems.append(Problem(rel_spec, suite_id, "version", "must be a semantic version like 1.0.0"))
+    for code in spec.locales:
+        if code not in locales:
+            problems.append(Problem(rel_spec, suite_id, "locales", f"unknown locale {code!r}", code))
+    for path in spec.identities:
+        if not (project.lexicons / path).is_file():
+            problems.append(Problem(rel_spec, suite_id, "identities", f"no identity list lexicons/{path}"))
+
+    templates: list[Template] = []
+    files: list[str] = []
+    seen: dict[str, str] = {}
+    segments: dict[str, Segment] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name == "suite.yaml":
+            continue
+        rel = project.rel(path)
+        files.append(rel)
+        raw = load_yaml(path, rel)
+        items = raw.get("templates") if isinstance(raw, dict) else None
+        if not isinstance(items, list) or set(raw) - {"templates"}:
+            problems.append(Problem(rel, "(file)", "templates", "a template file is a mapping with one key, templates: a list"))
+            continue
+        for i, item in enumerate(items):
+            tpl = parse_record(Template, item, file=rel, record=record_name(item, i), problems=problems)
+            if tpl is None:
+                continue
+            if tpl.id in seen:
+                problems.append(Problem(rel, tpl.id, "id", f"duplicate template id (also in {seen[tpl.id]})"))
+                continue
+            seen[tpl.id] = rel
+            if _check_template(tpl, spec, rel, taxonomy, problems):
+                templates.append(tpl)
+                for variant, text in _texts(tpl):
+                    sid = segment_id(tpl.id, variant)
+                    segments[sid] = Segment(suite_id, sid, tpl, variant, text, rel)
+    templates.sort(key=lambda t: t.id)
+    return Suite(spec=spec, templates=tuple(templates), segments=dict(sorted(segments.items())), template_files=tuple(files))
+
+
+def _texts(tpl: Template) -> list[tuple[Variant | None, str]]:
+    if tpl.variants is not None:
+        return [(v, tpl.variants[v]) for v in VARIANTS if v in tpl.variants]
+    return [(None, tpl.text or "")]
+
+
+def _check_template(tpl: Template, spec: SuiteSpec, rel: str, taxonomy: Taxonomy, problems: list[Problem]) -> bool:
+    ok = True
+
+    def bad(field: str, message: str) -> None:
+        nonlocal ok
+        ok = False
+        problems.append(Problem(rel, tpl.id, field, message))
+
+    if spec.labels and tpl.label not in spec.labels:
+        bad("label", f"unknown label {tpl.label!r}; this suite's labels: {', '.join(spec.labels)}")
+    if not spec.labels and tpl.label is not None:
+        bad("label", "this suite has no labels")
+    for attr in tpl.attributes:
+        if attr not in taxonomy.by_id:
+            bad("attributes", f"unknown attribute {attr!r}; known: {', '.join(sorted(taxonomy.by_id))}")
+    if spec.identities and not tpl.attributes:
+        bad("attributes", "list the attributes whose groups this template is filled with")
+    if spec.variants:
+        if tpl.variants is None or tpl.text is not None:
+            bad("variants", f"give one text per variant ({', '.join(spec.variants)}), not 'text'")
+        elif set(tpl.variants) != set(spec.variants):
+            missing = [v for v in spec.variants if v not in tpl.variants]
+            extra = sorted(set(tpl.variants) - set(spec.variants))
+            detail = "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing)}" if missing else "",
+                    f"unknown {', '.join(extra)}" if extra else "",
+                )
+                if part
+            )
+            bad("variants", f"must be exactly {', '.join(spec.variants)} ({detail})")
+    elif tpl.text is None or tpl.variants is not None:
+        bad("text", "this suite has no variants: give 'text'")
+    for variant, text in _texts(tpl):
+        for message in text_problems(text):
+            bad("text" if variant is None else f"variants.{variant}", f"text {message}")
+    return ok

@@ -1,0 +1,47 @@
+"""`catalog validate`: render every template × group × variant × locale and report every
+problem at once. Rendering is the check (a template that cannot render is found here, not
+in a release build), plus the store records that no longer belong to any segment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from toolkit.catalog import Catalog
+from toolkit.errors import Problem
+from toolkit.render import render
+
+
+@dataclass
+class Validation:
+    problems: list[Problem] = field(default_factory=list)
+    rows: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = None) -> Validation:
+    result = Validation()
+    problems = list(catalog.problems)
+    for suite in catalog.suites.values():
+        for locale in suite.spec.locales:
+            if locale not in catalog.locales:
+                continue
+            if progress:
+                progress(suite.id, locale)
+            rendered = render(catalog, suite.id, locale, min_status="draft")
+            problems.extend(rendered.problems)
+            result.rows[(suite.id, locale)] = rendered.frame.height
+            if catalog.locales[locale].source:
+                continue
+            store = catalog.store(suite.id, locale)
+            rel = catalog.project.rel(store.path)
+            for segment in store.records:
+                if segment not in suite.segments:
+                    problems.append(
+                        Problem(rel, segment, "segment", "no template variant has this segment id (orphan)", locale)
+                    )
+    result.problems = sorted(set(problems) | set(catalog.problems))
+    return result

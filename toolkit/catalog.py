@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from toolkit.errors import InputError, Problem
 from toolkit.grammar import LocaleGrammar, load_grammar
-from toolkit.identities import Taxonomy, IdentityList, load_taxonomy, load_identity_list
+from toolkit.identities import IdentityList, Taxonomy, load_identity_list, load_taxonomy
 from toolkit.locales import Locales, load_locales
 from toolkit.project import Project
 from toolkit.store import StoreFile, load_store

@@ -30,7 +30,9 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
         raise InputError(f"{locale} is the source locale: it has no translations")
     rel = str(path)
     raw = load_yaml(path, rel)
-    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
+    ):
         raise InputError(f"{rel}: must be a mapping of segment id to translated text")
     problems: list[Problem] = []
     for segment, text in raw.items():
@@ -70,7 +72,12 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
                 "a draft never replaces reviewed work (change it through review)"
             )
         store.records[segment_id] = current.with_event(
-            event, text=text, source=segment.source, source_sha=segment.source_sha, origin="draft", status="draft"
+            event,
+            text=text,
+            source=segment.source,
+            source_sha=segment.source_sha,
+            origin="draft",
+            status="draft",
         )
         result.updated.append(segment_id)
     store.save()

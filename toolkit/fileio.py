@@ -12,7 +12,19 @@ from typing import Any
 
 import yaml
 
-from toolkit.errors import InputError
+from toolkit.errors import InputError, Problem
+
+
+class FileFormatError(InputError):
+    """A file cannot be read as the format it should have (UTF-8, YAML, JSON)."""
+
+    def __init__(self, file: str, detail: str) -> None:
+        self.file = file
+        self.detail = detail
+        super().__init__(f"{file}: {detail}")
+
+    def problem(self, locale: str = "") -> Problem:
+        return Problem(self.file, "(file)", "", self.detail, locale)
 
 
 def read_text(path: Path, label: str | None = None) -> str:
@@ -22,8 +34,9 @@ def read_text(path: Path, label: str | None = None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{label or path}: line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        raise FileFormatError(
+            label or str(path),
+            f"line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
         ) from None
 
 
@@ -31,14 +44,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """Safe YAML that refuses duplicate mapping keys (the last one would silently win)."""
 
 
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+def _construct_mapping(
+    loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 
@@ -50,13 +63,24 @@ def load_yaml(path: Path, label: str | None = None) -> Any:
     """Parse a YAML file; syntax errors name the file, line and column."""
     text = read_text(path, label)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise InputError(f"{label or path}: {where}YAML error: {exc.problem or exc.context}") from None
+        raise FileFormatError(
+            label or str(path), f"{where}YAML error: {exc.problem or exc.context}"
+        ) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"{label or path}: YAML error: {exc}") from None
+        raise FileFormatError(label or str(path), f"YAML error: {exc}") from None
+
+
+def load_yaml_collecting(path: Path, label: str, problems: list[Problem]) -> Any:
+    """Like load_yaml, but a broken file becomes a Problem (and None) so checks can go on."""
+    try:
+        return load_yaml(path, label)
+    except FileFormatError as exc:
+        problems.append(exc.problem())
+        return None
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from jinja2.exceptions import SecurityError, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from toolkit.errors import Problem
-from toolkit.fileio import read_text
+from toolkit.fileio import FileFormatError, read_text
 from toolkit.project import Project
 
 _FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
@@ -35,6 +35,13 @@ _FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
 _WS = re.compile(r"\s+")
 _MISSING_ATTR = re.compile(r"has no attribute '([^']+)'")
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
+
+
+def _accessed_name(node: nodes.Node) -> object:
+    """The attribute or constant key a Getattr / Getitem node reads."""
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    return getattr(getattr(node, "arg", None), "value", None)
 
 
 class RenderFailure(Exception):
@@ -68,7 +75,7 @@ class LocaleGrammar:
             if any(True for _ in ast.find_all(node_type)):
                 problems.append(f"{what} not allowed in a template")
         for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-            name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+            name = _accessed_name(node)
             if isinstance(name, str) and name.startswith("_"):
                 problems.append(f"line {node.lineno}: access to {name!r} is not allowed")
         variables = frozenset(meta.find_undeclared_variables(ast)) - self.macros
@@ -118,16 +125,20 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
         source = read_text(path, rel)
         ast = env.parse(source)
     except TemplateSyntaxError as exc:
-        problems.append(Problem(rel, "(grammar)", f"line {exc.lineno}", f"Jinja syntax error: {exc.message}", locale))
+        problems.append(
+            Problem(rel, "(grammar)", f"line {exc.lineno}", f"Jinja syntax error: {exc.message}", locale)
+        )
         return LocaleGrammar(locale, rel, env, frozenset())
-    except Exception as exc:  # invalid UTF-8 and the like
-        problems.append(Problem(rel, "(grammar)", "", str(exc), locale))
+    except FileFormatError as exc:
+        problems.append(exc.problem(locale))
         return LocaleGrammar(locale, rel, env, frozenset())
     names = [m.name for m in ast.find_all(nodes.Macro) if not m.name.startswith("_")]
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-        name = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+        name = _accessed_name(node)
         if isinstance(name, str) and name.startswith("_"):
-            problems.append(Problem(rel, "(grammar)", f"line {node.lineno}", f"access to {name!r} is not allowed", locale))
+            problems.append(
+                Problem(rel, "(grammar)", f"line {node.lineno}", f"access to {name!r} is not allowed", locale)
+            )
             return LocaleGrammar(locale, rel, env, frozenset())
     module = env.from_string(source).module
     env.globals.update({name: getattr(module, name) for name in names})

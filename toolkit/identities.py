@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from toolkit.errors import Problem
-from toolkit.fileio import load_yaml
+from toolkit.fileio import load_yaml_collecting
 from toolkit.locales import Locales
 from toolkit.project import Project
 from toolkit.records import ID_PATTERN, SEMVER_RE, Record, parse_record, record_name
@@ -104,7 +104,7 @@ class Taxonomy:
 
 
 def load_taxonomy(project: Project, problems: list[Problem]) -> Taxonomy:
-    raw = load_yaml(project.root / TAXONOMY_FILE, TAXONOMY_FILE)
+    raw = load_yaml_collecting(project.root / TAXONOMY_FILE, TAXONOMY_FILE, problems)
     parsed = parse_record(TaxonomyFile, raw, file=TAXONOMY_FILE, record="(file)", problems=problems)
     if parsed is None:
         return Taxonomy(version="0.0.0")
@@ -125,12 +125,20 @@ def _check_terms(
 ) -> None:
     if group.bare:
         if group.terms:
-            problems.append(Problem(rel, group.id, "terms", "a bare group has no terms (its forms are all empty)"))
+            problems.append(
+                Problem(rel, group.id, "terms", "a bare group has no terms (its forms are all empty)")
+            )
         return
     for code in ilist.locales:
         if code not in group.terms:
             problems.append(
-                Problem(rel, group.id, f"terms.{code}", f"no terms in locale {code!r}, which this list needs", code)
+                Problem(
+                    rel,
+                    group.id,
+                    f"terms.{code}",
+                    f"no terms in locale {code!r}, which this list needs",
+                    code,
+                )
             )
     for code, forms in sorted(group.terms.items()):
         if code not in locales:
@@ -174,7 +182,9 @@ def load_identity_list(
 ) -> IdentityList | None:
     """Load and check one identity list; its problems are appended, never raised."""
     rel = project.rel(path)
-    raw = load_yaml(path, rel)
+    raw = load_yaml_collecting(path, rel, problems)
+    if raw is None:
+        return None
     if not isinstance(raw, dict):
         problems.append(Problem(rel, "(file)", "", "must be a mapping with version, sources and groups"))
         return None
@@ -196,7 +206,12 @@ def load_identity_list(
         problems.append(Problem(rel, "(file)", "version", "must be a semantic version like 1.0.0"))
     if header.region not in taxonomy.regions:
         problems.append(
-            Problem(rel, "(file)", "region", f"unknown region {header.region!r}; known: {', '.join(taxonomy.regions)}")
+            Problem(
+                rel,
+                "(file)",
+                "region",
+                f"unknown region {header.region!r}; known: {', '.join(taxonomy.regions)}",
+            )
         )
     for code in header.locales:
         if code not in locales:
@@ -218,11 +233,18 @@ def load_identity_list(
             )
         if header.region != "global" and group.standing == "none":
             problems.append(
-                Problem(rel, group.id, "standing", f"a group of region {header.region!r} must be dominant or marginalized")
+                Problem(
+                    rel,
+                    group.id,
+                    "standing",
+                    f"a group of region {header.region!r} must be dominant or marginalized",
+                )
             )
         for sid in group.source:
             if sid not in sources:
-                problems.append(Problem(rel, group.id, "source", f"unknown source {sid!r} (not in the list's sources)"))
+                problems.append(
+                    Problem(rel, group.id, "source", f"unknown source {sid!r} (not in the list's sources)")
+                )
         if group.variants is not None and len(set(group.variants)) != len(group.variants):
             problems.append(Problem(rel, group.id, "variants", "repeats a variant"))
         _check_terms(group, header, rel, locales, problems)
@@ -231,10 +253,18 @@ def load_identity_list(
         for code, gid in sorted(per_locale.items()):
             if gid not in by_id or by_id[gid].attribute != attr:
                 problems.append(
-                    Problem(rel, "(file)", f"reference_groups.{attr}.{code}", f"{gid!r} is not a {attr} group here", code)
+                    Problem(
+                        rel,
+                        "(file)",
+                        f"reference_groups.{attr}.{code}",
+                        f"{gid!r} is not a {attr} group here",
+                        code,
+                    )
                 )
             if code not in locales:
-                problems.append(Problem(rel, "(file)", f"reference_groups.{attr}.{code}", "unknown locale", code))
+                problems.append(
+                    Problem(rel, "(file)", f"reference_groups.{attr}.{code}", "unknown locale", code)
+                )
     return IdentityList(
         path=rel,
         version=header.version,

@@ -76,14 +76,18 @@ def load_locales(project: Project) -> Locales:
     raw = load_yaml(path, LOCALES_FILE)
     problems: list[Problem] = []
     if not isinstance(raw, dict):
-        raise CatalogError([Problem(LOCALES_FILE, "(file)", "", "must be a mapping with version and locales")])
+        raise CatalogError(
+            [Problem(LOCALES_FILE, "(file)", "", "must be a mapping with version and locales")]
+        )
     header = {k: v for k, v in raw.items() if k != "locales"}
     items = raw.get("locales")
     if not isinstance(items, list):
         raise CatalogError([Problem(LOCALES_FILE, "(file)", "locales", "must be a list")])
     locales: list[Locale] = []
     for i, item in enumerate(items):
-        loc = parse_record(Locale, item, file=LOCALES_FILE, record=record_name(item, i, "code"), problems=problems)
+        loc = parse_record(
+            Locale, item, file=LOCALES_FILE, record=record_name(item, i, "code"), problems=problems
+        )
         if loc is not None:
             locales.append(loc)
     parse_record(

@@ -66,7 +66,9 @@ class Job:
         allowed = set(self.suite.spec.slots)
         problems = list(analysis.problems)
         for name in sorted(analysis.variables - allowed):
-            problems.append(f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}")
+            problems.append(
+                f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}"
+            )
         if self.suite.spec.identities and "group" not in analysis.variables:
             problems.append("the template never uses its group")
         field_name = f"variants.{segment.variant}" if segment.variant else "text"

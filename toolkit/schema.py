@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from toolkit.identities import STANDINGS, VARIANTS
+from toolkit.identities import STANDINGS, VARIANTS, Taxonomy
 from toolkit.locales import Locales
-from toolkit.identities import Taxonomy
 from toolkit.store import ORIGINS, STATUSES
 
 SOURCE = "source"
@@ -20,7 +19,9 @@ ROW_STATUSES: tuple[str, ...] = (*STATUSES, SOURCE)
 ROW_ORIGINS: tuple[str, ...] = (*ORIGINS, SOURCE)
 
 
-def base_schema(locales: Locales, taxonomy: Taxonomy, suites: list[str], labels: tuple[str, ...]) -> dict[str, pl.DataType]:
+def base_schema(
+    locales: Locales, taxonomy: Taxonomy, suites: list[str], labels: tuple[str, ...]
+) -> dict[str, pl.DataType]:
     return {
         "sample_id": pl.String(),
         "parallel_id": pl.String(),

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from toolkit.errors import Problem
-from toolkit.fileio import read_text, write_text_atomic
+from toolkit.fileio import FileFormatError, read_text, write_text_atomic
 from toolkit.project import Project
 from toolkit.records import Record, parse_record
 from toolkit.textcheck import text_problems
@@ -27,7 +27,14 @@ ORIGINS: tuple[str, ...] = ("deepl", "human", "draft", "import")
 STATUSES: tuple[str, ...] = ("machine", "draft", "reviewed", "approved", "rejected", "stale")
 
 # How far a status is from approval; a release or a render asks for a minimum.
-STATUS_RANK: dict[str, int] = {"rejected": -1, "stale": -1, "machine": 1, "draft": 1, "reviewed": 2, "approved": 3}
+STATUS_RANK: dict[str, int] = {
+    "rejected": -1,
+    "stale": -1,
+    "machine": 1,
+    "draft": 1,
+    "reviewed": 2,
+    "approved": 3,
+}
 MIN_STATUS_CHOICES: tuple[str, ...] = ("draft", "reviewed", "approved")
 
 
@@ -102,8 +109,8 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
     rel = project.rel(path)
     try:
         text = read_text(path, rel)
-    except Exception as exc:
-        problems.append(Problem(rel, "(file)", "", str(exc), locale))
+    except FileFormatError as exc:
+        problems.append(exc.problem(locale))
         return store
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -114,7 +121,8 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
         except json.JSONDecodeError as exc:
             problems.append(Problem(rel, f"line {lineno}", "", f"invalid JSON: {exc.msg}", locale))
             continue
-        name = raw.get("segment") if isinstance(raw, dict) and isinstance(raw.get("segment"), str) else f"line {lineno}"
+        segment = raw.get("segment") if isinstance(raw, dict) else None
+        name = segment if isinstance(segment, str) and segment else f"line {lineno}"
         rec = parse_record(Translation, raw, file=rel, record=name, problems=problems, locale=locale)
         if rec is None:
             continue

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from toolkit.errors import Problem
-from toolkit.fileio import load_yaml
+from toolkit.fileio import load_yaml_collecting
 from toolkit.identities import VARIANTS, Taxonomy, Variant
 from toolkit.locales import Locales
 from toolkit.project import Project
@@ -96,7 +96,10 @@ def load_suite(
     if not spec_path.is_file():
         problems.append(Problem(rel_spec, suite_id, "", "suite has no suite.yaml"))
         return None
-    spec = parse_record(SuiteSpec, load_yaml(spec_path, rel_spec), file=rel_spec, record=suite_id, problems=problems)
+    raw_spec = load_yaml_collecting(spec_path, rel_spec, problems)
+    if raw_spec is None:
+        return None
+    spec = parse_record(SuiteSpec, raw_spec, file=rel_spec, record=suite_id, problems=problems)
     if spec is None:
         return None
     if spec.id != suite_id:
@@ -114,15 +117,21 @@ def load_suite(
     files: list[str] = []
     seen: dict[str, str] = {}
     segments: dict[str, Segment] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        if path.name == "suite.yaml":
+    for tpl_path in sorted(folder.glob("*.yaml")):
+        if tpl_path.name == "suite.yaml":
             continue
-        rel = project.rel(path)
+        rel = project.rel(tpl_path)
         files.append(rel)
-        raw = load_yaml(path, rel)
+        raw = load_yaml_collecting(tpl_path, rel, problems)
+        if raw is None:
+            continue
         items = raw.get("templates") if isinstance(raw, dict) else None
         if not isinstance(items, list) or set(raw) - {"templates"}:
-            problems.append(Problem(rel, "(file)", "templates", "a template file is a mapping with one key, templates: a list"))
+            problems.append(
+                Problem(
+                    rel, "(file)", "templates", "a template file is a mapping with one key, templates: a list"
+                )
+            )
             continue
         for i, item in enumerate(items):
             tpl = parse_record(Template, item, file=rel, record=record_name(item, i), problems=problems)
@@ -138,7 +147,12 @@ def load_suite(
                     sid = segment_id(tpl.id, variant)
                     segments[sid] = Segment(suite_id, sid, tpl, variant, text, rel)
     templates.sort(key=lambda t: t.id)
-    return Suite(spec=spec, templates=tuple(templates), segments=dict(sorted(segments.items())), template_files=tuple(files))
+    return Suite(
+        spec=spec,
+        templates=tuple(templates),
+        segments=dict(sorted(segments.items())),
+        template_files=tuple(files),
+    )
 
 
 def _texts(tpl: Template) -> list[tuple[Variant | None, str]]:
@@ -147,7 +161,9 @@ def _texts(tpl: Template) -> list[tuple[Variant | None, str]]:
     return [(None, tpl.text or "")]
 
 
-def _check_template(tpl: Template, spec: SuiteSpec, rel: str, taxonomy: Taxonomy, problems: list[Problem]) -> bool:
+def _check_template(
+    tpl: Template, spec: SuiteSpec, rel: str, taxonomy: Taxonomy, problems: list[Problem]
+) -> bool:
     ok = True
 
     def bad(field: str, message: str) -> None:

@@ -25,11 +25,7 @@ def text_problems(text: str, *, allow_empty: bool = False) -> list[str]:
     if bidi:
         problems.append(f"contains bidi control characters ({', '.join(bidi)})")
     controls = sorted(
-        {
-            f"U+{ord(c):04X}"
-            for c in text
-            if unicodedata.category(c) == "Cc" and c not in _ALLOWED_CONTROLS
-        }
+        {f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cc" and c not in _ALLOWED_CONTROLS}
     )
     if controls:
         problems.append(f"contains control characters ({', '.join(controls)})")

@@ -41,7 +41,13 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
             for segment in store.records:
                 if segment not in suite.segments:
                     problems.append(
-                        Problem(rel, segment, "segment", "no template variant has this segment id (orphan)", locale)
+                        Problem(
+                            rel,
+                            segment,
+                            "segment",
+                            "no template variant has this segment id (orphan)",
+                            locale,
+                        )
                     )
     result.problems = sorted(set(problems) | set(catalog.problems))
     return result

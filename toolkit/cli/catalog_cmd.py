@@ -41,7 +41,9 @@ def validate_command(root: Root = None, json: JsonFlag = False) -> None:
         raise CatalogError(result.problems)
     total = sum(result.rows.values())
     err_console.print(
-        f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems", highlight=False, markup=False
+        f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems",
+        highlight=False,
+        markup=False,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,13 +18,13 @@ from toolkit.fileio import atomic_path
 from toolkit.render import render
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     parquet = "parquet"
     jsonl = "jsonl"
     csv = "csv"
 
 
-class MinStatus(str, Enum):
+class MinStatus(StrEnum):
     draft = "draft"
     reviewed = "reviewed"
     approved = "approved"
@@ -58,7 +58,9 @@ def render_command(
         MinStatus, typer.Option("--min-status", help="Lowest translation status to include.")
     ] = MinStatus.draft,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.jsonl,
-    out: Annotated[Path | None, typer.Option("--out", help="Output file (default: stdout).", dir_okay=False)] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output file (default: stdout).", dir_okay=False)
+    ] = None,
     root: Root = None,
 ) -> None:
     """Render one suite in one locale. Nothing is written when any problem is found."""
@@ -69,7 +71,9 @@ def render_command(
         raise CatalogError(problems)
     if rendered.skipped:
         detail = ", ".join(f"{n} {why}" for why, n in sorted(rendered.skipped.items()))
-        err_console.print(f"warning: segments not rendered for {locale}: {detail}", highlight=False, markup=False)
+        err_console.print(
+            f"warning: segments not rendered for {locale}: {detail}", highlight=False, markup=False
+        )
     write_frame(rendered.frame, fmt, out)
     if out is not None:
         err_console.print(f"{rendered.frame.height} rows -> {out}", highlight=False, markup=False)

@@ -71,7 +71,9 @@ def fillers(job: Job) -> list[Filler]:
             if not group.bare and job.locale not in group.terms:
                 continue
             refs = ilist.reference_groups.get(group.attribute, {})
-            out.append(Filler(group, ilist, ilist.terms(group, job.locale, forms), refs.get(job.locale) == group.id))
+            out.append(
+                Filler(group, ilist, ilist.terms(group, job.locale, forms), refs.get(job.locale) == group.id)
+            )
     return out
 
 

@@ -1,0 +1,173 @@
+"""Shared fixtures: the repository's own catalog, a small catalog written per test, and a
+CLI runner that calls the real entry point in-process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from toolkit.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+MINI_SUITE = """\
+id: sentiment
+version: 1.0.0
+description: A two-template sentiment suite for tests.
+mode: template
+variants: [f, m]
+labels: [positive, negative, neutral]
+slots: [group]
+identities: [identities/mini.yaml]
+locales: [en, de, he, it]
+"""
+
+MINI_TEMPLATES = """\
+templates:
+  - id: gen-01
+    label: positive
+    attributes: [gender, religion]
+    variants:
+      f: "The {{ group.adj }} woman feels happy today."
+      m: "The {{ group.adj }} man feels happy today."
+  - id: rel-01
+    label: neutral
+    attributes: [religion]
+    variants:
+      f: "She grew up in a {{ group.adj }} family."
+      m: "He grew up in a {{ group.adj }} family."
+"""
+
+MINI_IDENTITIES = """\
+version: 1.0.0
+description: Three groups for tests.
+region: global
+locales: [en, de, he, it]
+sources:
+  - id: test
+    citation: Written for the tests.
+groups:
+  - id: female
+    attribute: gender
+    name: Female
+    standing: none
+    source: [test]
+    variants: [f]
+    bare: true
+  - id: islam
+    attribute: religion
+    name: Islam
+    standing: none
+    source: [test]
+    terms:
+      en: {adj: "Muslim"}
+      de: {adj: "muslimisch"}
+      he: {f: "מוסלמית", m: "מוסלמי"}
+      it: {f: "musulmana", m: "musulmano"}
+  - id: judaism
+    attribute: religion
+    name: Judaism
+    standing: none
+    source: [test]
+    terms:
+      en: {adj: "Jewish"}
+      de: {adj: "jüdisch"}
+      he: {f: "יהודייה", m: "יהודי"}
+      it: {f: "ebrea", m: "ebreo"}
+"""
+
+MINI_TRANSLATIONS = {
+    "de": {
+        "gen-01.f": "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute glücklich.",
+        "gen-01.m": "Der {{ adj(group, 'm', 'nom', 'def') }} Mann ist heute glücklich.",
+        "rel-01.f": "Sie ist in einer {{ adj(group, 'f', 'dat', 'indef') }} Familie aufgewachsen.",
+        "rel-01.m": "Er ist in einer {{ adj(group, 'f', 'dat', 'indef') }} Familie aufgewachsen.",
+    },
+    "he": {
+        "gen-01.f": "האישה {{ adj(group, 'f', true) }} מרגישה שמחה היום.",
+        "gen-01.m": "הגבר {{ adj(group, 'm', true) }} מרגיש שמח היום.",
+        "rel-01.f": "היא גדלה במשפחה {{ adj(group, 'f') }}.",
+        "rel-01.m": "הוא גדל במשפחה {{ adj(group, 'f') }}.",
+    },
+    "it": {
+        "gen-01.f": "La donna {{ group.f }} oggi è felice.",
+        "gen-01.m": "L'uomo {{ group.m }} oggi è felice.",
+        "rel-01.f": "È cresciuta in una famiglia {{ group.f }}.",
+        "rel-01.m": "È cresciuto in una famiglia {{ group.f }}.",
+    },
+}
+
+
+def _sources() -> dict[str, str]:
+    import yaml
+
+    texts: dict[str, str] = {}
+    for tpl in yaml.safe_load(MINI_TEMPLATES)["templates"]:
+        for variant, text in tpl["variants"].items():
+            texts[f"{tpl['id']}.{variant}"] = text
+    return texts
+
+
+def store_line(segment: str, text: str, source: str, status: str = "draft", origin: str = "draft") -> str:
+    import hashlib
+
+    record = {
+        "segment": segment,
+        "source_sha": hashlib.sha256(source.encode()).hexdigest(),
+        "source": source,
+        "text": text,
+        "origin": origin,
+        "status": status,
+        "history": [
+            {"at": "2026-01-01T00:00:00Z", "event": "draft", "by": "tests", "status": status, "text": text}
+        ],
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write_mini_catalog(root: Path) -> Path:
+    """A small but complete catalog: real locales, taxonomy and grammar; test templates and groups."""
+    (root / "lexicons" / "identities").mkdir(parents=True)
+    (root / "templates" / "sentiment").mkdir(parents=True)
+    for name in ("locales.yaml", "taxonomy.yaml"):
+        shutil.copy(REPO / "lexicons" / name, root / "lexicons" / name)
+    shutil.copytree(REPO / "templates" / "_grammar", root / "templates" / "_grammar")
+    (root / "templates" / "sentiment" / "suite.yaml").write_text(MINI_SUITE, encoding="utf-8")
+    (root / "templates" / "sentiment" / "templates.yaml").write_text(MINI_TEMPLATES, encoding="utf-8")
+    (root / "lexicons" / "identities" / "mini.yaml").write_text(MINI_IDENTITIES, encoding="utf-8")
+    sources = _sources()
+    for locale, texts in MINI_TRANSLATIONS.items():
+        folder = root / "translations" / locale
+        folder.mkdir(parents=True)
+        lines = [store_line(seg, text, sources[seg]) for seg, text in sorted(texts.items())]
+        (folder / "sentiment.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def mini(tmp_path: Path) -> Path:
+    return write_mini_catalog(tmp_path / "catalog")

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, meta, nodes
+from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, nodes
 from jinja2 import Template as JinjaTemplate
 from jinja2.exceptions import SecurityError, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
@@ -56,35 +56,56 @@ class Analysis:
 
 @dataclass
 class LocaleGrammar:
-    """The sandboxed environment of one locale, and a cache of compiled templates."""
+    """The sandboxed environment of one locale, with caches of analyses and compiled templates."""
 
     locale: str
     file: str | None
     env: SandboxedEnvironment
     macros: frozenset[str]
+    _analyses: dict[str, Analysis] = field(default_factory=dict)
+    _asts: dict[str, nodes.Template] = field(default_factory=dict)
     _compiled: dict[str, JinjaTemplate] = field(default_factory=dict)
 
     def analyse(self, text: str) -> Analysis:
         """Parse ``text`` and report syntax errors, unsafe constructs and the variables it reads."""
+        cached = self._analyses.get(text)
+        if cached is None:
+            cached = self._analyses[text] = self._analyse(text)
+        return cached
+
+    def _analyse(self, text: str) -> Analysis:
         try:
             ast = self.env.parse(text)
         except TemplateSyntaxError as exc:
             return Analysis(problems=(f"Jinja syntax error on line {exc.lineno}: {exc.message}",))
+        self._asts[text] = ast
         problems: list[str] = []
-        for node_type, what in _FORBIDDEN_NODES.items():
-            if any(True for _ in ast.find_all(node_type)):
-                problems.append(f"{what} not allowed in a template")
-        for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
-            name = _accessed_name(node)
-            if isinstance(name, str) and name.startswith("_"):
-                problems.append(f"line {node.lineno}: access to {name!r} is not allowed")
-        variables = frozenset(meta.find_undeclared_variables(ast)) - self.macros
-        return Analysis(variables=variables, problems=tuple(problems))
+        loads: set[str] = set()
+        stores: set[str] = set()
+        forbidden: set[str] = set()
+        # One walk over the tree: what it reads, what it assigns, what it must not do.
+        stack: list[nodes.Node] = [ast]
+        while stack:
+            node = stack.pop()
+            for node_type, what in _FORBIDDEN_NODES.items():
+                if isinstance(node, node_type):
+                    forbidden.add(what)
+            if isinstance(node, nodes.Name):
+                (loads if node.ctx == "load" else stores).add(node.name)
+            elif isinstance(node, (nodes.Getattr, nodes.Getitem)):
+                name = _accessed_name(node)
+                if isinstance(name, str) and name.startswith("_"):
+                    problems.append(f"line {node.lineno}: access to {name!r} is not allowed")
+            stack.extend(node.iter_child_nodes())
+        problems.extend(f"{what} not allowed in a template" for what in sorted(forbidden))
+        variables = frozenset(loads - stores) - self.macros
+        return Analysis(variables=variables, problems=tuple(sorted(problems)))
 
     def compile(self, text: str) -> JinjaTemplate:
         tpl = self._compiled.get(text)
         if tpl is None:
-            tpl = self.env.from_string(text)
+            ast = self._asts.pop(text, None)
+            tpl = self.env.from_string(ast if ast is not None else text)
             self._compiled[text] = tpl
         return tpl
 

@@ -1,0 +1,193 @@
+"""The grammar macros of each locale, checked against hand-written expectations."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolkit.errors import Problem
+from toolkit.grammar import LocaleGrammar, RenderFailure, load_grammar
+from toolkit.project import Project
+from tests.conftest import REPO
+
+
+def grammar(locale: str) -> LocaleGrammar:
+    problems: list[Problem] = []
+    g = load_grammar(Project.at(REPO), locale, problems)
+    assert problems == []
+    return g
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("Muslim", "a Muslim"),
+        ("Asian", "an Asian"),
+        ("atheist", "an atheist"),
+        ("Hindu", "a Hindu"),
+        ("European", "a European"),
+        ("honest", "an honest"),
+        ("LGBTQ", "an LGBTQ"),
+        ("", "a"),
+        ("African American", "an African American"),
+        ("Ukrainian", "a Ukrainian"),
+    ],
+)
+def test_english_indefinite_article(word: str, expected: str) -> None:
+    assert grammar("en").render("{{ a(w) }}", {"w": word}) == expected
+
+
+def test_english_capitalised_article() -> None:
+    en = grammar("en")
+    assert en.render("{{ A(w) }} woman", {"w": "Asian"}) == "An Asian woman"
+    assert en.render("{{ A(w) }} woman", {"w": ""}) == "A woman"
+
+
+# Duden adjective declension, checked cell by cell for "muslimisch".
+GERMAN = {
+    ("m", "nom", "def"): "muslimische",
+    ("f", "nom", "def"): "muslimische",
+    ("n", "acc", "def"): "muslimische",
+    ("m", "acc", "def"): "muslimischen",
+    ("pl", "nom", "def"): "muslimischen",
+    ("f", "dat", "def"): "muslimischen",
+    ("m", "nom", "indef"): "muslimischer",
+    ("n", "nom", "indef"): "muslimisches",
+    ("f", "acc", "indef"): "muslimische",
+    ("m", "dat", "indef"): "muslimischen",
+    ("m", "nom", "none"): "muslimischer",
+    ("m", "dat", "none"): "muslimischem",
+    ("f", "dat", "none"): "muslimischer",
+    ("n", "gen", "none"): "muslimischen",
+    ("pl", "nom", "none"): "muslimische",
+    ("pl", "gen", "none"): "muslimischer",
+    ("pl", "dat", "none"): "muslimischen",
+}
+
+
+@pytest.mark.parametrize(("cell", "expected"), sorted(GERMAN.items()))
+def test_german_declension(cell: tuple[str, str, str], expected: str) -> None:
+    gender, case, article = cell
+    out = grammar("de").render(
+        "{{ adj(group, g, c, a) }}", {"group": {"adj": "muslimisch"}, "g": gender, "c": case, "a": article}
+    )
+    assert out == expected
+
+
+def test_german_invariable_and_bare_terms() -> None:
+    de = grammar("de")
+    assert (
+        de.render("eine {{ adj(group, 'f', 'nom', 'indef') }} Frau", {"group": {"inv": "trans"}})
+        == "eine trans Frau"
+    )
+    assert de.render("die {{ adj(group, 'f') }} Frau", {"group": {"adj": "", "inv": ""}}) == "die Frau"
+    assert de.render("Sie ist {{ pred(group) }}.", {"group": {"adj": "jüdisch"}}) == "Sie ist jüdisch."
+
+
+def test_german_wrong_argument_fails_clearly() -> None:
+    with pytest.raises(RenderFailure, match="'x'"):
+        grammar("de").render("{{ adj(group, 'x', 'nom', 'def') }}", {"group": {"adj": "muslimisch"}})
+
+
+@pytest.mark.parametrize(
+    ("locale", "template", "terms", "expected"),
+    [
+        ("he", "האישה {{ adj(group, 'f', true) }}", {"f": "מוסלמית"}, "האישה המוסלמית"),
+        ("he", "אישה {{ adj(group, 'f') }}", {"f": "מוסלמית"}, "אישה מוסלמית"),
+        ("he", "האישה {{ adj(group, 'f', true) }} שמחה", {"f": ""}, "האישה שמחה"),
+        (
+            "he",
+            "האישה {{ adj(group, 'f', true) }}",
+            {"f": "בעלת מוגבלות", "def_f": "בעלת המוגבלות"},
+            "האישה בעלת המוגבלות",
+        ),
+        ("ar", "المرأة {{ adj(group, 'f', true) }}", {"f": "مسلمة"}, "المرأة المسلمة"),
+        ("ar", "الرجال {{ adj(group, 'pl_m', true) }}", {"pl_m": "مسلمون"}, "الرجال المسلمون"),
+        (
+            "ar",
+            "المرأة {{ adj(group, 'f', true) }}",
+            {"f": "أمريكية من أصل أفريقي"},
+            "المرأة الأمريكية من أصل أفريقي",
+        ),
+        (
+            "ar",
+            "المرأة {{ adj(group, 'f', true) }}",
+            {"f": "ذات إعاقة", "def_f": "ذات الإعاقة"},
+            "المرأة ذات الإعاقة",
+        ),
+        ("arz", "الست {{ adj(group, 'f', true) }}", {"f": "مسلمة"}, "الست المسلمة"),
+        ("arz", "ستات {{ adj(group, 'pl') }}", {"pl": "مسلمين"}, "ستات مسلمين"),
+    ],
+)
+def test_semitic_definiteness(locale: str, template: str, terms: dict[str, str], expected: str) -> None:
+    assert grammar(locale).render(template, {"group": terms}) == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{{ il('uomo', 'm') }}", "l'uomo"),
+        ("{{ il('studente', 'm') }}", "lo studente"),
+        ("{{ il('zio', 'm') }}", "lo zio"),
+        ("{{ il('ragazzo', 'm') }}", "il ragazzo"),
+        ("{{ il('amica', 'f') }}", "l'amica"),
+        ("{{ il('donna', 'f') }}", "la donna"),
+        ("{{ il('uomini', 'm', 'pl') }}", "gli uomini"),
+        ("{{ il('ragazzi', 'm', 'pl') }}", "i ragazzi"),
+        ("{{ il('amiche', 'f', 'pl') }}", "le amiche"),
+        ("{{ un('amica', 'f') }}", "un'amica"),
+        ("{{ un('donna', 'f') }}", "una donna"),
+        ("{{ un('amico', 'm') }}", "un amico"),
+        ("{{ un('studente', 'm') }}", "uno studente"),
+    ],
+)
+def test_italian_articles(template: str, expected: str) -> None:
+    assert grammar("it").render(template, {}) == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{{ le('homme', 'm') }}", "l'homme"),
+        ("{{ le('femme', 'f') }}", "la femme"),
+        ("{{ le('Américaine', 'f') }}", "l'Américaine"),
+        ("{{ le('hindou', 'm') }}", "le hindou"),
+        ("{{ le('femmes', 'f', 'pl') }}", "les femmes"),
+        ("{{ de('Italienne') }}", "d'Italienne"),
+        ("{{ de('Française') }}", "de Française"),
+        ("{{ que('elle') }}", "qu'elle"),
+    ],
+)
+def test_french_elision(template: str, expected: str) -> None:
+    assert grammar("fr").render(template, {}) == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{{ el('mujer', 'f') }}", "la mujer"),
+        ("{{ el('hombre', 'm') }}", "el hombre"),
+        ("{{ el('agua', 'f') }}", "el agua"),
+        ("{{ del_('hombre', 'm') }}", "del hombre"),
+        ("{{ del_('mujer', 'f') }}", "de la mujer"),
+        ("{{ al('hombre', 'm') }}", "al hombre"),
+        ("{{ al('mujeres', 'f', 'pl') }}", "a las mujeres"),
+    ],
+)
+def test_spanish_articles(template: str, expected: str) -> None:
+    assert grammar("es").render(template, {}) == expected
+
+
+@pytest.mark.parametrize("locale", ["it", "es", "fr"])
+def test_romance_agreement(locale: str) -> None:
+    terms = {"f": "F", "m": "M", "pl_f": "PF", "pl_m": "PM"}
+    g = grammar(locale)
+    rendered = [
+        g.render("{{ adj(group, x, n) }}", {"group": terms, "x": x, "n": n})
+        for x, n in [("f", "sg"), ("m", "sg"), ("f", "pl"), ("m", "pl")]
+    ]
+    assert rendered == ["F", "M", "PF", "PM"]
+
+
+def test_private_helpers_are_not_exported() -> None:
+    assert "_elides" not in grammar("fr").macros
+    assert {"le", "de", "que", "adj"} <= grammar("fr").macros

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import REPO
 from toolkit.errors import Problem
 from toolkit.grammar import LocaleGrammar, RenderFailure, load_grammar
 from toolkit.project import Project
-from tests.conftest import REPO
 
 
 def grammar(locale: str) -> LocaleGrammar:
@@ -191,3 +191,28 @@ def test_romance_agreement(locale: str) -> None:
 def test_private_helpers_are_not_exported() -> None:
     assert "_elides" not in grammar("fr").macros
     assert {"le", "de", "que", "adj"} <= grammar("fr").macros
+
+
+@pytest.mark.parametrize(
+    ("locale", "template", "expected"),
+    [
+        ("it", "Sono una donna {{ group.f }}.", "Sono una donna."),
+        ("it", "La donna {{ group.f }} è felice.", "La donna è felice."),
+        ("it", "Parlo con {{ group.f }}, poi esco.", "Parlo con, poi esco."),
+        ("fr", "Est-ce la femme {{ group.f }}\u202f?", "Est-ce la femme\u202f?"),
+        ("zh", "这位{{ group.adj }}女性很开心。", "这位女性很开心。"),
+        ("he", "האישה {{ adj(group, 'f', true) }} שמחה.", "האישה שמחה."),
+        ("de", "{{ adj(group, 'f') }} Frauen und {{ adj(group, 'm') }} Männer", "Frauen und Männer"),
+    ],
+)
+def test_an_empty_term_leaves_no_gap(locale: str, template: str, expected: str) -> None:
+    g = grammar(locale)
+    forms = {name: "" for name in ("f", "m", "adj", "inv")}
+    assert g.render(template, {"group": forms}) == expected
+
+
+def test_template_spacing_is_kept_when_terms_are_present() -> None:
+    assert (
+        grammar("fr").render("la femme {{ group.f }}\u202f?", {"group": {"f": "juive"}})
+        == "la femme juive\u202f?"
+    )

@@ -83,6 +83,12 @@ def load_yaml_collecting(path: Path, label: str, problems: list[Problem]) -> Any
         return None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path) -> Iterator[Path]:
     """Yield a temporary path next to ``target``; on success it is renamed over ``target``.
@@ -96,6 +102,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual mode
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)

@@ -32,9 +32,45 @@ _FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
     nodes.Macro: "macro definitions (grammar macros live in templates/_grammar/)",
     nodes.CallBlock: "call blocks",
 }
-_WS = re.compile(r"\s+")
+_WS = re.compile(r"[ \t\r\n]+")
 _MISSING_ATTR = re.compile(r"has no attribute '([^']+)'")
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined")
+
+
+_EMPTY = "\ue000"
+_GAP = re.compile("([ \t]*)\ue000([ \t]*)")
+
+
+def _mark_empty(value: object) -> object:
+    return _EMPTY if str(value) == "" else value
+
+
+def _mark_empty_outputs(ast: nodes.Template) -> None:
+    """Wrap every ``{{ expression }}`` of a template so an empty result leaves a marker.
+
+    A bare group (or an empty optional form) renders as "", and the spaces around it must close
+    up without touching the template's own spacing: "la donna {{ group.f }}." must become
+    "la donna." while French "femme\u202f?" keeps its narrow space.
+    """
+    for output in ast.find_all(nodes.Output):
+        output.nodes = [
+            node
+            if isinstance(node, nodes.TemplateData)
+            else nodes.Filter(node, "mark_empty", [], [], None, None, lineno=node.lineno)
+            for node in output.nodes
+        ]
+
+
+def _close_gap(match: re.Match[str]) -> str:
+    """Close the gap an empty expression left: one space between words, none before closing
+    punctuation, at the start, or where the template itself had no space on one side."""
+    left, right = match.group(1), match.group(2)
+    if not (left and right) or match.start() == 0:
+        return ""
+    after = match.string[match.end() : match.end() + 1]
+    if not after or unicodedata.category(after) in ("Pe", "Pf", "Po"):
+        return ""
+    return " "
 
 
 def _accessed_name(node: nodes.Node) -> object:
@@ -104,8 +140,9 @@ class LocaleGrammar:
     def compile(self, text: str) -> JinjaTemplate:
         tpl = self._compiled.get(text)
         if tpl is None:
-            ast = self._asts.pop(text, None)
-            tpl = self.env.from_string(ast if ast is not None else text)
+            ast = self._asts.pop(text, None) or self.env.parse(text)
+            _mark_empty_outputs(ast)
+            tpl = self.env.from_string(ast)
             self._compiled[text] = tpl
         return tpl
 
@@ -126,12 +163,14 @@ class LocaleGrammar:
             raise RenderFailure(str(exc)) from None
         except (TypeError, ValueError, KeyError, IndexError) as exc:
             raise RenderFailure(f"{type(exc).__name__}: {exc}") from None
+        out = _GAP.sub(_close_gap, out) if _EMPTY in out else out
         return unicodedata.normalize("NFC", _WS.sub(" ", out).strip())
 
 
 def new_environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
     env.globals.clear()
+    env.filters["mark_empty"] = _mark_empty
     return env
 
 

@@ -27,6 +27,7 @@ def grammar(locale: str) -> LocaleGrammar:
         ("European", "a European"),
         ("honest", "an honest"),
         ("LGBTQ", "an LGBTQ"),
+        ("Roma", "a Roma"),
         ("", "a"),
         ("African American", "an African American"),
         ("Ukrainian", "a Ukrainian"),
@@ -216,3 +217,7 @@ def test_template_spacing_is_kept_when_terms_are_present() -> None:
         grammar("fr").render("la femme {{ group.f }}\u202f?", {"group": {"f": "juive"}})
         == "la femme juive\u202f?"
     )
+
+
+def test_english_cap_starts_a_sentence() -> None:
+    assert grammar("en").render("{{ cap(w) }} women", {"w": "disabled"}) == "Disabled women"

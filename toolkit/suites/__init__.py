@@ -5,8 +5,9 @@ from __future__ import annotations
 from toolkit.errors import InputError
 from toolkit.suites.base import SuiteKind
 from toolkit.suites.sentiment import Sentiment
+from toolkit.suites.sos import Sos
 
-KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(),)}
+KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(), Sos())}
 
 
 def kind_of(suite_id: str) -> SuiteKind:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
 
 from toolkit.errors import InputError, Problem
 from toolkit.grammar import LocaleGrammar, load_grammar
+from toolkit.iat import IatStimuli, load_iat
 from toolkit.identities import IdentityList, Taxonomy, load_identity_list, load_taxonomy
 from toolkit.locales import Locales, load_locales
 from toolkit.project import Project
@@ -39,6 +43,19 @@ class Catalog:
     grammars: dict[str, LocaleGrammar] = field(default_factory=dict)
     stores: dict[tuple[str, str], StoreFile] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    iat_lexicons: dict[str, IatStimuli | None] = field(default_factory=dict)
+
+    def iat(self, suite: Suite) -> IatStimuli | None:
+        """The suite's IAT stimuli lexicon, loaded (and checked) once."""
+        path = suite.spec.lexicon
+        if path is None:
+            return None
+        if path not in self.iat_lexicons:
+            file = self.project.lexicons / path
+            self.iat_lexicons[path] = (
+                load_iat(self.project, file, self.locales, self.problems) if file.is_file() else None
+            )
+        return self.iat_lexicons[path]
 
     def suite(self, suite_id: str) -> Suite:
         try:
@@ -65,6 +82,15 @@ class Catalog:
             raise InputError(f"unknown locale {code!r}.{did_you_mean(code, self.locales.codes)}")
 
 
+def _builds_on(spec_path: Path) -> str | None:
+    try:
+        raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # reported properly when the suite itself is loaded
+    base = raw.get("builds_on") if isinstance(raw, dict) else None
+    return base if isinstance(base, str) else None
+
+
 def load_catalog(
     project: Project, suites: Iterable[str] | None = None, locales: Iterable[str] | None = None
 ) -> Catalog:
@@ -83,6 +109,12 @@ def load_catalog(
     wanted_locales = list(locales) if locales is not None else None
     for code in wanted_locales or []:
         catalog.check_locale(code)
+    for sid in list(wanted):
+        # a suite that builds on another needs it loaded too
+        spec_path = project.templates / sid / "suite.yaml"
+        base = _builds_on(spec_path)
+        if base and base not in wanted:
+            wanted.insert(0, base)
     for sid in wanted:
         suite = load_suite(project, sid, loc, taxonomy, problems)
         if suite is None:

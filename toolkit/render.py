@@ -65,6 +65,8 @@ class Job:
         analysis = source_grammar.analyse(segment.source)
         allowed = set(self.suite.spec.slots)
         problems = list(analysis.problems)
+        if not problems:
+            problems.extend(kind_of(self.suite.id).text_problems(self.suite, segment.source, source_grammar))
         for name in sorted(analysis.variables - allowed):
             problems.append(
                 f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}"
@@ -108,6 +110,8 @@ class Job:
                 for name in sorted(analysis.variables - source.variables):
                     kind = "adds the slot" if name in self.suite.spec.slots else "uses an unknown variable"
                     messages.append(f"{kind} {name!r}")
+            if not messages:
+                messages.extend(kind_of(self.suite.id).text_problems(self.suite, record.text, self.grammar))
             if messages:
                 for message in messages:
                     self.problems.append(Problem(rel, segment.id, "text", message, self.locale))
@@ -160,8 +164,11 @@ def suite_schema(catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
     kind = kind_of(suite.id)
     from toolkit.catalog import suite_ids
 
+    labels = suite.spec.labels
+    if not labels and suite.spec.builds_on in catalog.suites:
+        labels = catalog.suites[suite.spec.builds_on].spec.labels  # rows carry the base suite's labels
     return {
-        **base_schema(catalog.locales, catalog.taxonomy, suite_ids(catalog.project), suite.spec.labels),
+        **base_schema(catalog.locales, catalog.taxonomy, suite_ids(catalog.project), labels),
         **kind.extra_schema(catalog, suite),
     }
 

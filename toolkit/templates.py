@@ -36,6 +36,10 @@ class SuiteSpec(Record):
     """Identity lists (paths under lexicons/) whose groups fill the ``group`` slot."""
     locales: tuple[str, ...]
     citation: tuple[str, ...] = ()
+    builds_on: str | None = Field(default=None, pattern=TEMPLATE_ID)
+    """Another suite whose rendered rows this one wraps (ifm puts sos sentences into prompts)."""
+    lexicon: str | None = None
+    """A lexicon (path under lexicons/) the suite's rows are built from (iat's stimuli)."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """Suite-specific settings, e.g. the marker a completion slot renders as."""
 
@@ -109,6 +113,8 @@ def load_suite(
     for code in spec.locales:
         if code not in locales:
             problems.append(Problem(rel_spec, suite_id, "locales", f"unknown locale {code!r}", code))
+    if spec.lexicon is not None and not (project.lexicons / spec.lexicon).is_file():
+        problems.append(Problem(rel_spec, suite_id, "lexicon", f"no lexicon lexicons/{spec.lexicon}"))
     for path in spec.identities:
         if not (project.lexicons / path).is_file():
             problems.append(Problem(rel_spec, suite_id, "identities", f"no identity list lexicons/{path}"))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from toolkit.errors import InputError
 from toolkit.suites.base import SuiteKind
+from toolkit.suites.honest import Honest
+from toolkit.suites.iat import Iat
+from toolkit.suites.ifm import Ifm
 from toolkit.suites.sentiment import Sentiment
 from toolkit.suites.sos import Sos
 
-KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(), Sos())}
+KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(), Sos(), Honest(), Ifm(), Iat())}
 
 
 def kind_of(suite_id: str) -> SuiteKind:

@@ -18,6 +18,7 @@ from toolkit.identities import Group, IdentityList
 
 if TYPE_CHECKING:
     from toolkit.catalog import Catalog
+    from toolkit.grammar import LocaleGrammar
     from toolkit.render import Job
     from toolkit.templates import Segment, Suite
 
@@ -42,6 +43,10 @@ class SuiteKind:
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
         """Suite-specific checks of the English templates."""
+
+    def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
+        """Suite-specific checks of one text (English source or translation), e.g. slot position."""
+        return []
 
     def context(self, job: Job) -> dict[str, Any]:
         """Values besides ``group`` that every template of the suite sees."""

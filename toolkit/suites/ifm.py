@@ -1,0 +1,136 @@
+"""Instruction-following hate classification (IFM, Elsafoury et al.): every sos sentence put
+to an instruction model as a yes/no question, with the instruction in the sentence's own
+language and in English (the study compares both).
+
+The instruction is one template-mode segment with the slots ``language`` and ``sentence``.
+A row is as far along as its weakest part: its status is the lower of the sentence's and the
+instruction's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from toolkit.errors import Problem
+from toolkit.store import STATUS_RANK
+from toolkit.suites.base import SuiteKind
+
+if TYPE_CHECKING:
+    from toolkit.catalog import Catalog
+    from toolkit.render import Job, Resolved
+    from toolkit.templates import Suite
+
+_SENTENCE = "\ue001"
+CARRIED = ("attribute", "group", "region", "standing", "variant", "label", "pair_id")
+
+
+def _rank(status: str) -> int:
+    return STATUS_RANK.get(status, 4)  # "source" ranks above approved
+
+
+class Ifm(SuiteKind):
+    id = "ifm"
+    grouped = False
+
+    def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        return {
+            "pair_id": pl.String(),
+            "sentence": pl.String(),
+            "prompt_native": pl.String(),
+            "prompt_en": pl.String(),
+            "instruction_status": pl.String(),
+        }
+
+    def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
+        if suite.spec.builds_on is None:
+            problems.append(
+                Problem(
+                    f"templates/{suite.id}/suite.yaml",
+                    suite.id,
+                    "builds_on",
+                    "ifm builds on a sentence suite (sos)",
+                )
+            )
+        if len(suite.segments) != 1:
+            problems.append(
+                Problem(
+                    f"templates/{suite.id}/suite.yaml",
+                    suite.id,
+                    "templates",
+                    "ifm has exactly one instruction template",
+                )
+            )
+
+    def _prompt(self, job: Job, resolved: Resolved, sentence: str) -> str | None:
+        """The instruction in ``resolved``'s language, naming the job's locale, around ``sentence``."""
+        language = job.catalog.locales[job.locale]
+        name = language.native_name if resolved.status != "source" or job.is_source else language.name
+        return job.render_text(resolved, {"language": name, "sentence": sentence}, f"language {job.locale}")
+
+    def rows(self, job: Job) -> Iterator[dict[str, Any]]:
+        from toolkit.render import Job as RenderJob
+        from toolkit.render import render
+
+        resolved = job.resolved()
+        if not resolved:
+            return
+        instruction = resolved[0]
+        source_locale = job.catalog.locales.source.code
+        english_job = RenderJob(job.catalog, job.suite, source_locale, job.min_status, problems=job.problems)
+        english = english_job.resolved()
+        if not english:
+            return
+        native = self._prompt(job, instruction, _SENTENCE) or ""
+        in_english = self._prompt(job, english[0], _SENTENCE) or ""
+        # The prompt is rendered once with a placeholder and the sentence spliced in; that is
+        # only exact if the template inserts the sentence once and unchanged, so check it.
+        probe = "Xy 1."
+        if (
+            native.count(_SENTENCE) != 1
+            or in_english.count(_SENTENCE) != 1
+            or self._prompt(job, instruction, probe) != native.replace(_SENTENCE, probe)
+        ):
+            job.problems.append(
+                Problem(
+                    instruction.file,
+                    instruction.segment.id,
+                    "text",
+                    "the sentence slot must be used exactly once, unchanged",
+                    job.locale,
+                )
+            )
+            return
+        base = job.suite.spec.builds_on or "sos"
+        sentences = render(job.catalog, base, job.locale, job.min_status)
+        job.problems.extend(sentences.problems)
+        for key, count in sentences.skipped.items():
+            job.skipped[f"{base}: {key}"] += count
+        frame = sentences.frame
+        columns = {
+            name: frame[name].to_list()
+            for name in ("parallel_id", "text", "status", "origin", *CARRIED)
+            if name in frame.columns
+        }
+        for i, sentence in enumerate(columns["text"]):
+            status = columns["status"][i]
+            if _rank(instruction.status) < _rank(status):
+                status = instruction.status
+            pid = f"{job.suite.id}:{columns['parallel_id'][i]}"
+            prompt = native.replace(_SENTENCE, sentence)
+            yield {
+                "sample_id": f"{job.locale}:{pid}",
+                "parallel_id": pid,
+                "suite": job.suite.id,
+                "locale": job.locale,
+                "template": instruction.segment.template.id,
+                **{name: columns[name][i] for name in CARRIED if name in columns},
+                "status": status,
+                "origin": columns["origin"][i],
+                "text": prompt,
+                "sentence": sentence,
+                "prompt_native": prompt,
+                "prompt_en": in_english.replace(_SENTENCE, sentence),
+                "instruction_status": instruction.status,
+            }

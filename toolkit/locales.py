@@ -36,6 +36,8 @@ class Locale(Record):
     hurtlex: str | None = None
     """HurtLex language whose lexicon serves this locale (Egyptian Arabic uses Arabic's)."""
     sacrebleu_tokenizer: str = "13a"
+    glossary_forms: tuple[str, ...] = ()
+    """Term forms, in order of preference, that a machine-translation glossary maps English terms to."""
     list_separator: str = ", "
     """How a list of words is joined in running text (、 in Chinese, ، in Arabic)."""
     source: bool = False

@@ -25,6 +25,29 @@ from toolkit.suites.base import Filler, SuiteKind
 from toolkit.templates import Segment, Suite
 
 
+def translation_problems(
+    suite: Suite, catalog: Catalog, grammar: LocaleGrammar, source: Analysis, text: str
+) -> list[str]:
+    """What is wrong with a translation (store record, machine output or reviewer's edit): it must
+    parse, stay inside the sandbox's rules, use exactly the source's slots, and pass the suite's
+    own checks (e.g. honest's completion slot at the end)."""
+    analysis = grammar.analyse(text)
+    messages = list(analysis.problems)
+    if not messages:
+        for name in sorted(source.variables - analysis.variables):
+            messages.append(f"drops the slot {name!r} that the source has")
+        for name in sorted(analysis.variables - source.variables):
+            kind = "adds the slot" if name in suite.spec.slots else "uses an unknown variable"
+            messages.append(f"{kind} {name!r}")
+    if not messages:
+        messages.extend(kind_of(suite.id).text_problems(suite, text, grammar))
+    return messages
+
+
+def source_analysis(catalog: Catalog, segment: Segment) -> Analysis:
+    return catalog.grammar(catalog.locales.source.code).analyse(segment.source)
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A segment with the text chosen for the job's locale."""
@@ -102,16 +125,7 @@ class Job:
             if STATUS_RANK[record.status] < want:
                 self.skipped[f"below {self.min_status}"] += 1
                 continue
-            analysis = self.grammar.analyse(record.text)
-            messages = list(analysis.problems)
-            if not messages:
-                for name in sorted(source.variables - analysis.variables):
-                    messages.append(f"drops the slot {name!r} that the source has")
-                for name in sorted(analysis.variables - source.variables):
-                    kind = "adds the slot" if name in self.suite.spec.slots else "uses an unknown variable"
-                    messages.append(f"{kind} {name!r}")
-            if not messages:
-                messages.extend(kind_of(self.suite.id).text_problems(self.suite, record.text, self.grammar))
+            messages = translation_problems(self.suite, self.catalog, self.grammar, source, record.text)
             if messages:
                 for message in messages:
                     self.problems.append(Problem(rel, segment.id, "text", message, self.locale))

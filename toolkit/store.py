@@ -7,7 +7,10 @@ the hash of today's English source; otherwise it is stale, whatever its recorded
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from toolkit.errors import Problem
+from toolkit.errors import PolyprobeError, Problem
 from toolkit.fileio import FileFormatError, read_text, write_text_atomic
 from toolkit.project import Project
 from toolkit.records import Record, parse_record
@@ -36,6 +39,31 @@ STATUS_RANK: dict[str, int] = {
     "approved": 3,
 }
 MIN_STATUS_CHOICES: tuple[str, ...] = ("draft", "reviewed", "approved")
+
+
+# Which status may follow which (None: no record yet). Any status may become stale when its
+# English source changes; only the review workflow moves a record to reviewed or approved.
+TRANSITIONS: dict[str | None, frozenset[str]] = {
+    None: frozenset({"machine", "draft", "rejected"}),
+    "machine": frozenset({"draft", "reviewed", "rejected", "stale"}),
+    "draft": frozenset({"draft", "reviewed", "rejected", "stale"}),
+    "reviewed": frozenset({"reviewed", "approved", "rejected", "stale"}),
+    "approved": frozenset({"approved", "reviewed", "rejected", "stale"}),
+    "rejected": frozenset({"machine", "draft", "reviewed", "rejected", "stale"}),
+    "stale": frozenset({"machine", "draft", "rejected", "stale"}),
+}
+
+
+class InvalidTransition(PolyprobeError):
+    exit_code = 2
+
+
+def check_transition(current: str | None, new: str, segment: str) -> None:
+    if new not in TRANSITIONS[current]:
+        raise InvalidTransition(
+            f"{segment}: a {current or 'missing'} translation cannot become {new} "
+            f"(allowed: {', '.join(sorted(TRANSITIONS[current])) or 'nothing'})"
+        )
 
 
 def utc_now() -> str:
@@ -98,6 +126,30 @@ class StoreFile:
     def save(self) -> None:
         """Write atomically (temp file + rename), sorted by segment id."""
         write_text_atomic(self.path, self.dumps())
+
+
+class StoreBusy(PolyprobeError):
+    """Another process is writing the same store file."""
+
+
+@contextlib.contextmanager
+def store_lock(project: Project, locale: str, suite: str) -> Iterator[None]:
+    """Hold the store file of (locale, suite) for writing; a second writer fails at once
+    instead of silently overwriting the first one's work."""
+    path = store_path(project, locale, suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(f".{path.name}.lock")
+    with lock.open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreBusy(
+                f"{project.rel(path)} is being written by another polyprobe process; try again when it ends"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def load_store(project: Project, locale: str, suite: str, problems: list[Problem]) -> StoreFile:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Annotated, Any
+
 import typer
 from rich.table import Table
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog import did_you_mean, load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.errors import CatalogError
+from toolkit.errors import CatalogError, InputError
 from toolkit.validate import validate
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
@@ -63,3 +66,48 @@ def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
         for locale, counts in per_locale.items():
             table.add_row(locale, *(str(counts[c]) if counts[c] else "·" for c in COVERAGE_COLUMNS))
         out_console.print(table)
+
+
+@app.command("groups")
+def groups_command(
+    region: Annotated[
+        str | None, typer.Option("--region", help="Only this region (us, uk, de, eg, arab, global).")
+    ] = None,
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """Identity groups by region, standing and attribute, each with its source."""
+    catalog = load_catalog(project_at(root))
+    if region is not None and region not in catalog.taxonomy.regions:
+        raise InputError(f"unknown region {region!r}.{did_you_mean(region, catalog.taxonomy.regions)}")
+    rows: list[dict[str, Any]] = []
+    for ilist in catalog.identity_lists.values():
+        if region is not None and ilist.region != region:
+            continue
+        for group in ilist.groups:
+            rows.append(
+                {
+                    "id": group.id,
+                    "name": group.name,
+                    "region": ilist.region,
+                    "attribute": group.attribute,
+                    "standing": group.standing,
+                    "list": ilist.path,
+                    "list_version": ilist.version,
+                    "locales": sorted(group.terms) if not group.bare else list(ilist.locales),
+                    "variants": list(group.variants or ("f", "m", "n")),
+                    "sources": [ilist.sources[s].citation for s in group.source if s in ilist.sources],
+                }
+            )
+    rows.sort(key=lambda r: (r["region"], r["standing"], r["attribute"], r["id"]))
+    totals = Counter(r["standing"] for r in rows)
+    if json:
+        print_json({"groups": rows, "totals": dict(sorted(totals.items()))})
+        return
+    table = Table(title="identity groups")
+    for col in ("region", "standing", "attribute", "id", "name", "sources"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["region"], r["standing"], r["attribute"], r["id"], r["name"], str(len(r["sources"])))
+    out_console.print(table)
+    out_console.print(", ".join(f"{n} {standing}" for standing, n in sorted(totals.items())))

@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
 from toolkit.catalog import load_catalog
-from toolkit.cli.common import Root, err_console, project_at
+from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
+from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.drafts import import_drafts
+from toolkit.stale import mark_stale
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -36,3 +39,43 @@ def draft_command(
         highlight=False,
         markup=False,
     )
+
+
+@app.command("status")
+def status_command(root: Root = None, json: JsonFlag = False) -> None:
+    """Segments per locale × suite × status (English: the source)."""
+    catalog = load_catalog(project_at(root))
+    data = coverage(catalog)
+    by_locale: dict[str, dict[str, dict[str, int]]] = {}
+    for suite, per_locale in data.items():
+        for locale, counts in per_locale.items():
+            by_locale.setdefault(locale, {})[suite] = counts
+    if json:
+        print_json(by_locale)
+        return
+    table = Table(title="translations by locale, suite and status")
+    table.add_column("locale")
+    table.add_column("suite")
+    for col in COVERAGE_COLUMNS:
+        table.add_column(col, justify="right")
+    for locale in catalog.locales.codes:
+        for suite, counts in sorted(by_locale.get(locale, {}).items()):
+            table.add_row(locale, suite, *(str(counts[c]) if counts[c] else "·" for c in COVERAGE_COLUMNS))
+    out_console.print(table)
+
+
+@app.command("sync")
+def sync_command(root: Root = None) -> None:
+    """Mark translations whose English source changed as stale (with a history event)."""
+    catalog = load_catalog(project_at(root))
+    total = 0
+    for suite in catalog.suites.values():
+        for locale in suite.spec.locales:
+            if locale in catalog.locales and not catalog.locales[locale].source:
+                changed = mark_stale(catalog, suite.id, locale)
+                total += len(changed)
+                if changed:
+                    err_console.print(
+                        f"{locale}/{suite.id}: {len(changed)} stale", highlight=False, markup=False
+                    )
+    err_console.print(f"{total} translation(s) marked stale", highlight=False, markup=False)

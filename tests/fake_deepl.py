@@ -1,0 +1,185 @@
+"""A local HTTP server that speaks enough of DeepL's v2 API for the real `deepl` SDK:
+translate, usage, languages and glossaries. It refuses requests without a User-Agent (as
+DeepL's own mock server does) or with a wrong key, and can inject faults into translate
+requests: HTTP 429 / 5xx / 456, a dropped connection, a slow answer, a lost tag."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+import uuid
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+TARGETS = ["AR", "DE", "EN-GB", "EN-US", "ES", "FR", "HE", "IT", "ZH-HANS"]
+GLOSSARY_PAIRS = [("en", t) for t in ("de", "es", "fr", "it", "zh")]
+
+
+def fake_translate(text: str, target: str, glossary: dict[str, str] | None) -> str:
+    """Deterministic stand-in: the target code in front, glossary terms replaced, tags kept."""
+    for src, dst in (glossary or {}).items():
+        text = re.sub(rf"(?<!\w){re.escape(src)}(?!\w)", dst, text)
+    return f"[{target}] {text}"
+
+
+class FakeDeepL:
+    def __init__(self, key: str, character_limit: int = 1_000_000) -> None:
+        self.key = key
+        self.faults: deque[Any] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.answered: list[str] = []  # texts of successful translate responses, in order
+        self.glossaries: dict[str, dict[str, Any]] = {}
+        self.character_count = 0
+        self.character_limit = character_limit
+        self.translate_started = threading.Event()
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any = None) -> None:
+                data = b"" if body is None else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _body(self) -> dict[str, Any]:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if not raw:
+                    return {}
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    return json.loads(raw)
+                return {k: v if len(v) > 1 else v[0] for k, v in parse_qs(raw.decode()).items()}
+
+            def _guard(self) -> bool:
+                if not self.headers.get("User-Agent"):
+                    self._send(400, {"message": "missing User-Agent"})
+                    return False
+                if self.headers.get("Authorization") != f"DeepL-Auth-Key {fake.key}":
+                    self._send(403, {"message": "Wrong endpoint or invalid key"})
+                    return False
+                return True
+
+            def do_GET(self) -> None:
+                self._route("GET")
+
+            def do_POST(self) -> None:
+                self._route("POST")
+
+            def do_DELETE(self) -> None:
+                self._route("DELETE")
+
+            def _route(self, method: str) -> None:
+                url = urlparse(self.path)
+                body = self._body() if method != "GET" else {}
+                with fake.lock:
+                    fake.requests.append(
+                        {"method": method, "path": url.path, "body": body, "headers": dict(self.headers)}
+                    )
+                if not self._guard():
+                    return
+                path = url.path
+                if path == "/v2/translate" and method == "POST":
+                    return self._translate(body)
+                if path == "/v2/usage":
+                    return self._send(
+                        200,
+                        {"character_count": fake.character_count, "character_limit": fake.character_limit},
+                    )
+                if path == "/v2/languages":
+                    return self._send(
+                        200,
+                        [
+                            {"language": t, "name": t, "supports_formality": t in ("DE", "FR", "IT", "ES")}
+                            for t in TARGETS
+                        ],
+                    )
+                if path == "/v2/glossary-language-pairs":
+                    return self._send(
+                        200,
+                        {
+                            "supported_languages": [
+                                {"source_lang": s, "target_lang": t} for s, t in GLOSSARY_PAIRS
+                            ]
+                        },
+                    )
+                if path == "/v2/glossaries" and method == "POST":
+                    entries = dict(line.split("\t", 1) for line in body["entries"].splitlines() if line)
+                    gid = uuid.uuid4().hex
+                    info = {
+                        "glossary_id": gid,
+                        "name": body["name"],
+                        "ready": True,
+                        "source_lang": body["source_lang"].lower(),
+                        "target_lang": body["target_lang"].lower(),
+                        "creation_time": "2026-01-01T00:00:00.000000+00:00",
+                        "entry_count": len(entries),
+                    }
+                    fake.glossaries[gid] = {"info": info, "entries": entries}
+                    return self._send(201, info)
+                if path == "/v2/glossaries" and method == "GET":
+                    return self._send(200, {"glossaries": [g["info"] for g in fake.glossaries.values()]})
+                match = re.fullmatch(r"/v2/glossaries/([0-9a-f]+)", path)
+                if match and match.group(1) in fake.glossaries:
+                    if method == "DELETE":
+                        fake.glossaries.pop(match.group(1))
+                        return self._send(204)
+                    return self._send(200, fake.glossaries[match.group(1)]["info"])
+                return self._send(404, {"message": "not found"})
+
+            def _translate(self, body: dict[str, Any]) -> None:
+                fake.translate_started.set()
+                fault = fake.faults.popleft() if fake.faults else None
+                if isinstance(fault, tuple) and fault[0] == "slow":
+                    time.sleep(fault[1])
+                    fault = None
+                if fault == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if isinstance(fault, int):
+                    return self._send(fault, {"message": f"injected {fault}"})
+                texts = body["text"] if isinstance(body["text"], list) else [body["text"]]
+                target = body["target_lang"].upper()
+                glossary = fake.glossaries.get(body.get("glossary_id", ""), {}).get("entries")
+                out = []
+                for i, text in enumerate(texts):
+                    translated = fake_translate(text, target, glossary)
+                    if fault == "lose_tag" and i == 0:
+                        translated = re.sub(r"<x id=\"1\"/>", "", translated)
+                    out.append(
+                        {"detected_source_language": "EN", "text": translated, "billed_characters": len(text)}
+                    )
+                with fake.lock:
+                    fake.answered.extend(texts)
+                    fake.character_count += sum(len(t) for t in texts)
+                self._send(200, {"translations": out})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def translate_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"] == "/v2/translate"]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

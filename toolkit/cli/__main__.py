@@ -1,0 +1,5 @@
+"""`python -m toolkit.cli`: the same as the `polyprobe` command."""
+
+from toolkit.cli import entry
+
+entry()

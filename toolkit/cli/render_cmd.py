@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -30,6 +31,17 @@ class MinStatus(StrEnum):
     approved = "approved"
 
 
+def _flat(frame: pl.DataFrame) -> pl.DataFrame:
+    """CSV has no lists: list columns (iat's word lists) become JSON arrays."""
+    lists = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)]
+    if not lists:
+        return frame
+    return frame.with_columns(
+        pl.col(name).map_elements(lambda v: json.dumps(list(v), ensure_ascii=False), return_dtype=pl.String())
+        for name in lists
+    )
+
+
 def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
     """Write to ``out`` atomically, or to stdout for text formats."""
     if out is None:
@@ -39,7 +51,7 @@ def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
         if fmt is Format.jsonl:
             frame.write_ndjson(buffer)
         else:
-            frame.write_csv(buffer)
+            _flat(frame).write_csv(buffer)
         sys.stdout.write(buffer.getvalue())
         return
     with atomic_path(out) as tmp:
@@ -48,7 +60,7 @@ def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
         elif fmt is Format.jsonl:
             frame.write_ndjson(tmp)
         else:
-            frame.write_csv(tmp)
+            _flat(frame).write_csv(tmp)
 
 
 def render_command(

@@ -1,0 +1,44 @@
+"""`polyprobe xliff export | import`: a locale's segments for CAT tools, and back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolkit.catalog import load_catalog
+from toolkit.cli.common import Root, err_console, project_at
+from toolkit.xliff import export_xliff, import_xliff
+
+app = typer.Typer(help="XLIFF 2.1 round trip for translation vendors.", no_args_is_help=True)
+
+
+@app.command("export")
+def export_command(
+    locale: Annotated[str, typer.Option("--locale", help="Target locale.")],
+    out: Annotated[Path, typer.Option("--out", help="XLIFF file to write.", dir_okay=False)],
+    suite: Annotated[
+        list[str] | None, typer.Option("--suite", help="Suite(s) to export (default: all).")
+    ] = None,
+    root: Root = None,
+) -> None:
+    """Write every segment of the suites, with its current translation, status and source hash."""
+    catalog = load_catalog(project_at(root), suites=suite or None, locales=[locale])
+    suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
+    units = export_xliff(catalog, locale, suites, out)
+    err_console.print(f"{units} units -> {out}", highlight=False, markup=False)
+
+
+@app.command("import")
+def import_command(
+    file: Annotated[Path, typer.Argument(help="XLIFF file from the vendor.", exists=True, dir_okay=False)],
+    by: Annotated[str, typer.Option("--by", help="Who translated (recorded in the history).")],
+    root: Root = None,
+) -> None:
+    """Store the vendor's changed targets as drafts (origin `import`); nothing if anything is wrong."""
+    catalog = load_catalog(project_at(root))
+    result = import_xliff(catalog, file, by)
+    err_console.print(
+        f"{len(result.updated)} updated, {result.unchanged} unchanged", highlight=False, markup=False
+    )

@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -44,6 +45,9 @@ class Catalog:
     stores: dict[tuple[str, str], StoreFile] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     iat_lexicons: dict[str, IatStimuli | None] = field(default_factory=dict)
+    rendered: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    """Renders of this snapshot of the catalog, by (suite, locale, min_status): a suite built on
+    another (ifm on sos) reuses it instead of rendering it again."""
 
     def iat(self, suite: Suite) -> IatStimuli | None:
         """The suite's IAT stimuli lexicon, loaded (and checked) once."""

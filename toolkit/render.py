@@ -21,7 +21,6 @@ from toolkit.grammar import Analysis, LocaleGrammar, RenderFailure
 from toolkit.schema import SOURCE, base_schema
 from toolkit.store import STATUS_RANK, StoreFile
 from toolkit.suites import kind_of
-from toolkit.suites.base import Filler, SuiteKind
 from toolkit.templates import Segment, Suite
 
 
@@ -132,37 +131,24 @@ class Job:
                 continue
             yield Resolved(segment, record.text, record.status, record.origin, rel)
 
-    def render_text(self, resolved: Resolved, context: dict[str, Any], record: str) -> str | None:
-        """Render one text; a failure becomes a Problem naming the segment and the group."""
+    def render_text(
+        self,
+        resolved: Resolved,
+        context: dict[str, Any],
+        record: str,
+        cache: dict[tuple[str, str], str] | None = None,
+    ) -> str | None:
+        """Render one text; a failure becomes a Problem naming the segment and ``record`` (the group).
+        With ``cache``, expressions are rendered once per ``record`` and shared between texts."""
         try:
+            if cache is not None:
+                return self.grammar.render_cached(resolved.text, context, record, cache)
             return self.grammar.render(resolved.text, context)
         except RenderFailure as exc:
             seg = resolved.segment
             name = seg.template.id if resolved.status == SOURCE else seg.id
             self.problems.append(Problem(resolved.file, name, f"group {record}", str(exc), self.locale))
             return None
-
-    def row(self, kind: SuiteKind, resolved: Resolved, filler: Filler | None, text: str) -> dict[str, Any]:
-        seg = resolved.segment
-        pid = kind.parallel_id(self.suite, seg, filler)
-        group = filler.group if filler else None
-        return {
-            "sample_id": f"{self.locale}:{pid}",
-            "parallel_id": pid,
-            "suite": self.suite.id,
-            "locale": self.locale,
-            "template": seg.template.id,
-            "variant": seg.variant,
-            "attribute": group.attribute if group else None,
-            "group": group.id if group else None,
-            "region": filler.ilist.region if filler else None,
-            "standing": group.standing if group else None,
-            "label": seg.template.label,
-            "status": resolved.status,
-            "origin": resolved.origin,
-            "text": text,
-            **kind.extras(self, seg, filler, text),
-        }
 
 
 @dataclass
@@ -196,10 +182,10 @@ def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draf
     schema = suite_schema(catalog, suite)
     if locale not in suite.spec.locales:
         return Rendered(suite.id, locale, pl.DataFrame(schema=schema), [], Counter())
+    key = (suite.id, locale, min_status)
+    if key in catalog.rendered:
+        return catalog.rendered[key]
     kind.check(catalog, suite, job.problems)
-    columns: dict[str, list[Any]] = {name: [] for name in schema}
-    for row in kind.rows(job):
-        for name, values in columns.items():
-            values.append(row.get(name))
-    frame = pl.DataFrame(columns, schema=schema)
-    return Rendered(suite.id, locale, frame, job.problems, job.skipped)
+    frame = kind.build(job, schema)
+    result = catalog.rendered[key] = Rendered(suite.id, locale, frame, job.problems, job.skipped)
+    return result

@@ -123,6 +123,14 @@ def load_suite(
     files: list[str] = []
     seen: dict[str, str] = {}
     segments: dict[str, Segment] = {}
+    if spec.mode == "sample":
+        # Sample mode: one segment per rendered English sample, produced by the suite's kind
+        # (e.g. imported BBQ items); template files are not used.
+        from toolkit.suites import kind_of
+
+        for seg_id, text, item_id, file in kind_of(suite_id).sample_segments(project, problems):
+            segments[seg_id] = Segment(suite_id, seg_id, Template(id=item_id, text=text), None, text, file)
+        return Suite(spec=spec, templates=(), segments=dict(sorted(segments.items())), template_files=())
     for tpl_path in sorted(folder.glob("*.yaml")):
         if tpl_path.name == "suite.yaml":
             continue

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from toolkit.errors import InputError
 from toolkit.suites.base import SuiteKind
+from toolkit.suites.bbq import Bbq
 from toolkit.suites.honest import Honest
 from toolkit.suites.iat import Iat
 from toolkit.suites.ifm import Ifm
 from toolkit.suites.sentiment import Sentiment
 from toolkit.suites.sos import Sos
 
-KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(), Sos(), Honest(), Ifm(), Iat())}
+KINDS: dict[str, SuiteKind] = {kind.id: kind for kind in (Sentiment(), Sos(), Honest(), Ifm(), Iat(), Bbq())}
 
 
 def kind_of(suite_id: str) -> SuiteKind:

@@ -19,6 +19,7 @@ from toolkit.identities import Group, IdentityList
 if TYPE_CHECKING:
     from toolkit.catalog import Catalog
     from toolkit.grammar import LocaleGrammar
+    from toolkit.project import Project
     from toolkit.render import Job
     from toolkit.templates import Segment, Suite
 
@@ -44,6 +45,10 @@ class SuiteKind:
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
         """Suite-specific checks of the English templates."""
 
+    def sample_segments(self, project: Project, problems: list[Problem]) -> list[tuple[str, str, str, str]]:
+        """Sample mode: (segment id, English text, item id, file) of every sample."""
+        return []
+
     def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
         """Suite-specific checks of one text (English source or translation), e.g. slot position."""
         return []
@@ -61,8 +66,19 @@ class SuiteKind:
         return ":".join(parts)
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-        """Rows of one suite in one locale, in a fixed order."""
-        yield from grouped_rows(self, job)
+        """Rows of one suite in one locale, in a fixed order (kinds that are not group-filled)."""
+        return iter(())
+
+    def build(self, job: Job, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+        """The job's rows as a frame with ``schema``."""
+        columns: dict[str, list[Any]] = {name: [] for name in schema}
+        if self.grouped:
+            fill_grouped(self, job, columns)
+        else:
+            for row in self.rows(job):
+                for name, values in columns.items():
+                    values.append(row.get(name))
+        return pl.DataFrame(columns, schema=schema)
 
 
 def fillers(job: Job) -> list[Filler]:
@@ -82,19 +98,63 @@ def fillers(job: Job) -> list[Filler]:
     return out
 
 
-def grouped_rows(kind: SuiteKind, job: Job) -> Iterator[dict[str, Any]]:
-    base_context = kind.context(job)
+def fill_grouped(kind: SuiteKind, job: Job, columns: dict[str, list[Any]]) -> None:
+    """Template × variant × group, appended column-wise (the hot loop of the catalog)."""
+    base = kind.context(job)
     all_fillers = fillers(job)
+    contexts = {f.group.id: {**base, "group": f.terms} for f in all_fillers}
+    cache: dict[tuple[str, str], str] = {}
+    suite_id, locale = job.suite.id, job.locale
+    extra = [name for name in columns if name not in _BASE]
     for resolved in job.resolved():
-        segment = resolved.segment
-        tpl = segment.template
+        seg = resolved.segment
+        tpl = seg.template
         for filler in all_fillers:
             group = filler.group
             if group.attribute not in tpl.attributes:
                 continue
-            if group.variants is not None and segment.variant not in group.variants:
+            if group.variants is not None and seg.variant not in group.variants:
                 continue
-            text = job.render_text(resolved, {**base_context, "group": filler.terms}, group.id)
+            text = job.render_text(resolved, contexts[group.id], group.id, cache)
             if text is None:
                 continue
-            yield job.row(kind, resolved, filler, text)
+            pid = kind.parallel_id(job.suite, seg, filler)
+            values = kind.extras(job, seg, filler, text)
+            row = (
+                f"{locale}:{pid}",
+                pid,
+                suite_id,
+                locale,
+                tpl.id,
+                seg.variant,
+                group.attribute,
+                group.id,
+                filler.ilist.region,
+                group.standing,
+                tpl.label,
+                resolved.status,
+                resolved.origin,
+                text,
+            )
+            for name, value in zip(_BASE, row, strict=True):
+                columns[name].append(value)
+            for name in extra:
+                columns[name].append(values.get(name))
+
+
+_BASE = (
+    "sample_id",
+    "parallel_id",
+    "suite",
+    "locale",
+    "template",
+    "variant",
+    "attribute",
+    "group",
+    "region",
+    "standing",
+    "label",
+    "status",
+    "origin",
+    "text",
+)

@@ -8,8 +8,7 @@ instruction's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -69,22 +68,24 @@ class Ifm(SuiteKind):
         name = language.native_name if resolved.status != "source" or job.is_source else language.name
         return job.render_text(resolved, {"language": name, "sentence": sentence}, f"language {job.locale}")
 
-    def rows(self, job: Job) -> Iterator[dict[str, Any]]:
+    def build(self, job: Job, schema: dict[str, pl.DataType]) -> pl.DataFrame:
         from toolkit.render import Job as RenderJob
         from toolkit.render import render
 
+        empty = pl.DataFrame(schema=schema)
         resolved = job.resolved()
         if not resolved:
-            return
+            return empty
         instruction = resolved[0]
         source_locale = job.catalog.locales.source.code
-        english_job = RenderJob(job.catalog, job.suite, source_locale, job.min_status, problems=job.problems)
-        english = english_job.resolved()
+        english = RenderJob(
+            job.catalog, job.suite, source_locale, job.min_status, problems=job.problems
+        ).resolved()
         if not english:
-            return
+            return empty
         native = self._prompt(job, instruction, _SENTENCE) or ""
         in_english = self._prompt(job, english[0], _SENTENCE) or ""
-        # The prompt is rendered once with a placeholder and the sentence spliced in; that is
+        # The prompt is rendered once with a placeholder and the sentences spliced in; that is
         # only exact if the template inserts the sentence once and unchanged, so check it.
         probe = "Xy 1."
         if (
@@ -101,36 +102,44 @@ class Ifm(SuiteKind):
                     job.locale,
                 )
             )
-            return
+            return empty
         base = job.suite.spec.builds_on or "sos"
         sentences = render(job.catalog, base, job.locale, job.min_status)
         job.problems.extend(sentences.problems)
         for key, count in sentences.skipped.items():
             job.skipped[f"{base}: {key}"] += count
-        frame = sentences.frame
-        columns = {
-            name: frame[name].to_list()
-            for name in ("parallel_id", "text", "status", "origin", *CARRIED)
-            if name in frame.columns
+        native_head, native_tail = native.split(_SENTENCE)
+        en_head, en_tail = in_english.split(_SENTENCE)
+        ranks = {
+            "rejected": -1,
+            "stale": -1,
+            "machine": 1,
+            "draft": 1,
+            "reviewed": 2,
+            "approved": 3,
+            "source": 4,
         }
-        for i, sentence in enumerate(columns["text"]):
-            status = columns["status"][i]
-            if _rank(instruction.status) < _rank(status):
-                status = instruction.status
-            pid = f"{job.suite.id}:{columns['parallel_id'][i]}"
-            prompt = native.replace(_SENTENCE, sentence)
-            yield {
-                "sample_id": f"{job.locale}:{pid}",
-                "parallel_id": pid,
-                "suite": job.suite.id,
-                "locale": job.locale,
-                "template": instruction.segment.template.id,
-                **{name: columns[name][i] for name in CARRIED if name in columns},
-                "status": status,
-                "origin": columns["origin"][i],
-                "text": prompt,
-                "sentence": sentence,
-                "prompt_native": prompt,
-                "prompt_en": in_english.replace(_SENTENCE, sentence),
-                "instruction_status": instruction.status,
-            }
+        weaker = pl.col("status").cast(pl.String).replace_strict(ranks, return_dtype=pl.Int8) > _rank(
+            instruction.status
+        )
+        pid = pl.lit(f"{job.suite.id}:") + pl.col("parallel_id")
+        frame = sentences.frame.select(
+            (pl.lit(f"{job.locale}:") + pid).alias("sample_id"),
+            pid.alias("parallel_id"),
+            pl.lit(job.suite.id).alias("suite"),
+            pl.col("locale"),
+            pl.lit(instruction.segment.template.id).alias("template"),
+            *(pl.col(name) for name in CARRIED if name != "pair_id"),
+            pl.when(weaker)
+            .then(pl.lit(instruction.status))
+            .otherwise(pl.col("status").cast(pl.String))
+            .alias("status"),
+            pl.col("origin"),
+            (pl.lit(native_head) + pl.col("text") + pl.lit(native_tail)).alias("text"),
+            pl.col("pair_id"),
+            pl.col("text").alias("sentence"),
+            (pl.lit(native_head) + pl.col("text") + pl.lit(native_tail)).alias("prompt_native"),
+            (pl.lit(en_head) + pl.col("text") + pl.lit(en_tail)).alias("prompt_en"),
+            pl.lit(instruction.status).alias("instruction_status"),
+        )
+        return frame.select(pl.col(name).cast(dtype) for name, dtype in schema.items())

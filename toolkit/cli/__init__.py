@@ -11,7 +11,7 @@ from importlib.metadata import entry_points
 import click
 import typer
 
-from toolkit.cli import catalog_cmd, render_cmd, translate_cmd, translations_cmd, xliff_cmd
+from toolkit.cli import catalog_cmd, data_cmd, render_cmd, translate_cmd, translations_cmd, xliff_cmd
 from toolkit.cli.common import err_console
 from toolkit.errors import CatalogError, PolyprobeError
 
@@ -26,6 +26,8 @@ app = typer.Typer(
 app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(translations_cmd.app, name="translations")
 app.add_typer(xliff_cmd.app, name="xliff")
+app.add_typer(data_cmd.import_app, name="import")
+app.command("quality")(data_cmd.quality_command)
 app.command("render")(render_cmd.render_command)
 app.command("translate")(translate_cmd.translate_command)
 

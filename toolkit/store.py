@@ -42,11 +42,12 @@ MIN_STATUS_CHOICES: tuple[str, ...] = ("draft", "reviewed", "approved")
 
 
 # Which status may follow which (None: no record yet). Any status may become stale when its
-# English source changes; only the review workflow moves a record to reviewed or approved.
+# English source changes; only the review workflow moves a record to reviewed or approved
+# (straight to approved when enough reviewers agree in one pull).
 TRANSITIONS: dict[str | None, frozenset[str]] = {
     None: frozenset({"machine", "draft", "rejected"}),
-    "machine": frozenset({"draft", "reviewed", "rejected", "stale"}),
-    "draft": frozenset({"draft", "reviewed", "rejected", "stale"}),
+    "machine": frozenset({"draft", "reviewed", "approved", "rejected", "stale"}),
+    "draft": frozenset({"draft", "reviewed", "approved", "rejected", "stale"}),
     "reviewed": frozenset({"reviewed", "approved", "rejected", "stale"}),
     "approved": frozenset({"approved", "reviewed", "rejected", "stale"}),
     "rejected": frozenset({"machine", "draft", "reviewed", "rejected", "stale"}),

@@ -11,7 +11,15 @@ from importlib.metadata import entry_points
 import click
 import typer
 
-from toolkit.cli import catalog_cmd, data_cmd, render_cmd, translate_cmd, translations_cmd, xliff_cmd
+from toolkit.cli import (
+    catalog_cmd,
+    data_cmd,
+    render_cmd,
+    review_cmd,
+    translate_cmd,
+    translations_cmd,
+    xliff_cmd,
+)
 from toolkit.cli.common import err_console
 from toolkit.errors import CatalogError, PolyprobeError
 
@@ -27,6 +35,7 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(translations_cmd.app, name="translations")
 app.add_typer(xliff_cmd.app, name="xliff")
 app.add_typer(data_cmd.import_app, name="import")
+app.add_typer(review_cmd.app, name="review")
 app.command("quality")(data_cmd.quality_command)
 app.command("render")(render_cmd.render_command)
 app.command("translate")(translate_cmd.translate_command)

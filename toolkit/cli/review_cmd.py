@@ -1,0 +1,132 @@
+"""`polyprobe review push | pull | status | server`: native speakers' review in Label Studio."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from toolkit.catalog import load_catalog
+from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
+from toolkit.errors import InputError
+from toolkit.labelstudio import Client, Settings
+from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review import pull, push, review_status
+from toolkit.review_policy import load_policy
+
+app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
+
+
+def _say(text: str) -> None:
+    err_console.print(text, highlight=False, markup=False)
+
+
+@app.command("push")
+def push_command(
+    locale: Annotated[str, typer.Option("--locale")],
+    suite: Annotated[str, typer.Option("--suite")],
+    status: Annotated[
+        str, typer.Option("--status", help="Statuses to send, comma-separated.")
+    ] = "draft,machine",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many new tasks.")] = None,
+    root: Root = None,
+) -> None:
+    """Send translations for review (one project per locale and suite; never the same segment twice)."""
+    statuses = [s.strip() for s in status.split(",") if s.strip()]
+    allowed = {"draft", "machine", "reviewed", "approved", "rejected"}
+    if not statuses or set(statuses) - allowed:
+        raise InputError(f"--status takes a comma-separated list of {', '.join(sorted(allowed))}")
+    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    report = push(Client(Settings.from_env()), catalog, locale, suite, statuses, limit)
+    _say(
+        f"{locale}/{suite}: {len(report.pushed)} task(s) pushed, {report.already} already in project {report.project}"
+    )
+
+
+@app.command("pull")
+def pull_command(
+    locale: Annotated[str, typer.Option("--locale")],
+    suite: Annotated[list[str] | None, typer.Option("--suite", help="Suite(s) (default: all).")] = None,
+    root: Root = None,
+) -> None:
+    """Bring verdicts and edits back into the store, once each, and apply the review policy."""
+    project = project_at(root)
+    catalog = load_catalog(project, suites=suite or None, locales=[locale])
+    suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
+    report = pull(Client(Settings.from_env()), catalog, load_policy(project), locale, suites)
+    _say(
+        f"{locale}: {report.events} new review event(s); {len(report.changed)} translation(s) changed status"
+    )
+    if report.flagged:
+        _say(f"flagged (edit breaks the template, not applied): {', '.join(sorted(set(report.flagged)))}")
+    if report.outdated:
+        _say(f"{report.outdated} annotation(s) on an outdated English source were ignored")
+
+
+@app.command("status")
+def status_command(
+    locale: Annotated[list[str] | None, typer.Option("--locale", help="Locale(s) (default: all).")] = None,
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """Pending / reviewed / approved / rejected / in adjudication, and reviewer agreement."""
+    catalog = load_catalog(project_at(root))
+    rows = []
+    for suite in catalog.suites.values():
+        for code in suite.spec.locales:
+            if (
+                code in catalog.locales
+                and not catalog.locales[code].source
+                and (not locale or code in locale)
+            ):
+                rows.append(review_status(catalog, code, suite.id))
+    if json:
+        print_json([r.__dict__ for r in rows])
+        return
+    table = Table(title="review status")
+    cols = ("pending", "reviewed", "approved", "rejected", "in adjudication")
+    for col in ("locale", "suite", *cols, "alpha", "edits chrF"):
+        table.add_column(col)
+    for r in rows:
+        alpha = f"{r.alpha:.3f}" if r.alpha is not None else "-"
+        chrf = f"{r.edits_chrf:.1f}" if r.edits_chrf is not None else "-"
+        table.add_row(r.locale, r.suite, *(str(r.counts[c]) for c in cols), alpha, chrf)
+    out_console.print(table)
+
+
+@app.command("server")
+def server_command(
+    port: Annotated[int, typer.Option("--port")] = 8089,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Default: .polyprobe/label-studio")
+    ] = None,
+    username: Annotated[
+        str, typer.Option("--username", envvar="LABEL_STUDIO_USERNAME")
+    ] = "admin@polyprobe.local",
+    root: Root = None,
+) -> None:
+    """Start a local Label Studio on 127.0.0.1 (admin and token from LABEL_STUDIO_PASSWORD and
+    LABEL_STUDIO_API_KEY, created without prompts); stop it with Ctrl-C."""
+    project = project_at(root)
+    env = server_env(
+        username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")
+    )
+    folder = data_dir or project.root / ".polyprobe" / "label-studio"
+    process = start(find_label_studio(project.root), folder, port, env, log=folder / "server.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, 180, process)
+        _say(
+            f"Label Studio is up at {url} (data in {folder}); log in as {username}. Set LABEL_STUDIO_URL={url}."
+        )
+        process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)

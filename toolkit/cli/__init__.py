@@ -8,12 +8,12 @@ from __future__ import annotations
 import sys
 from importlib.metadata import entry_points
 
-import click
 import typer
 
 from toolkit.cli import (
     catalog_cmd,
     data_cmd,
+    release_cmd,
     render_cmd,
     review_cmd,
     translate_cmd,
@@ -36,6 +36,8 @@ app.add_typer(translations_cmd.app, name="translations")
 app.add_typer(xliff_cmd.app, name="xliff")
 app.add_typer(data_cmd.import_app, name="import")
 app.add_typer(review_cmd.app, name="review")
+app.add_typer(release_cmd.app, name="release")
+app.add_typer(release_cmd.lexicon_app, name="lexicon")
 app.command("quality")(data_cmd.quality_command)
 app.command("render")(render_cmd.render_command)
 app.command("translate")(translate_cmd.translate_command)
@@ -51,9 +53,12 @@ _plugins()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code."""
+    """Run the CLI and return its exit code. Usage errors are typer's (exit 2 with the usage);
+    polyprobe's own errors print `error: ...` and exit with their code; no traceback for either."""
     try:
-        app(args=argv, prog_name="polyprobe", standalone_mode=False)
+        app(args=argv, prog_name="polyprobe", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except CatalogError as exc:
         for problem in exc.problems:
             err_console.print(f"error: {problem}", highlight=False, markup=False, soft_wrap=True)
@@ -62,14 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     except PolyprobeError as exc:
         err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
-        err_console.print("error: aborted", highlight=False, markup=False)
-        return 1
     except KeyboardInterrupt:
         err_console.print("error: interrupted", highlight=False, markup=False)
         return 130

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from toolkit.project import Project
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 out_console = Console(soft_wrap=True)
 
 Root = Annotated[

@@ -1,0 +1,150 @@
+"""`polyprobe release build | verify | diff` and `polyprobe lexicon fetch | verify`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
+from toolkit.errors import InputError
+from toolkit.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
+from toolkit.release import ReleaseInvalid, open_release, verify
+from toolkit.release.build import BuildOptions, build_release
+from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
+
+app = typer.Typer(help="Frozen, versioned, verifiable releases.", no_args_is_help=True)
+lexicon_app = typer.Typer(
+    help="Pinned external lexicons (HurtLex), fetched into a user cache.", no_args_is_help=True
+)
+
+
+def _say(text: str) -> None:
+    err_console.print(text, highlight=False, markup=False)
+
+
+@app.command("build")
+def build_command(
+    version: Annotated[
+        str, typer.Argument(help="Semantic version, e.g. 0.1.0 or 0.1.0-preview.1 (with --preview).")
+    ],
+    preview: Annotated[
+        bool, typer.Option("--preview", help="Admit translations that are not approved yet.")
+    ] = False,
+    suites: Annotated[
+        list[str] | None, typer.Option("--suites", help="Suites to include (default: all).")
+    ] = None,
+    locales: Annotated[
+        list[str] | None, typer.Option("--locales", help="Locales to include (default: all).")
+    ] = None,
+    dist: Annotated[
+        Path | None, typer.Option("--dist", help="Where releases live (default: dist/).", file_okay=False)
+    ] = None,
+    previous: Annotated[
+        Path | None,
+        typer.Option(
+            "--previous",
+            help="Release to write the changelog against (default: the latest older one in --dist).",
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    root: Root = None,
+) -> None:
+    """Render every suite and locale into dist/polyprobe-VERSION/ with a manifest, a dataset card and a changelog."""
+    project = project_at(root)
+    with progress() as bar:
+        task = bar.add_task("building", total=None)
+        path = build_release(
+            project,
+            BuildOptions(
+                version=version,
+                preview=preview,
+                suites=suites or None,
+                locales=locales or None,
+                dist=dist,
+                previous=previous,
+            ),
+            progress=lambda what: bar.update(task, description=what),
+        )
+    release = open_release(path)
+    _say(f"built {path}\n{release.signature}")
+
+
+@app.command("verify")
+def verify_command(
+    folder: Annotated[
+        Path, typer.Argument(help="A release folder (dist/polyprobe-VERSION).", exists=True, file_okay=False)
+    ],
+    json: JsonFlag = False,
+) -> None:
+    """Check every file's hash, schema, row count and content hash against the manifest."""
+    problems = verify(folder, deep=True)
+    if json:
+        print_json({"ok": not problems, "differences": problems})
+        if problems:
+            raise typer.Exit(2)
+        return
+    if problems:
+        raise ReleaseInvalid(folder, problems)
+    _say(f"ok: {folder} verifies ({open_release(folder).signature})")
+
+
+@app.command("diff")
+def diff_command(
+    old: Annotated[Path, typer.Argument(help="The earlier release.", exists=True, file_okay=False)],
+    new: Annotated[Path, typer.Argument(help="The later release.", exists=True, file_okay=False)],
+    json: JsonFlag = False,
+) -> None:
+    """The changelog between any two releases."""
+    a, b = open_release(old), open_release(new)
+    log = Changelog(
+        old=a.version, new=b.version, inputs=diff_inputs(a.manifest["inputs"], b.manifest["inputs"])
+    )
+    keys = sorted({(s, loc) for r in (a, b) for s in r.suites() for loc in r.locales(s)})
+    for suite, locale in keys:
+        fa = a.scan(suite, locale).collect() if a.has(suite, locale) else None
+        fb = b.scan(suite, locale).collect() if b.has(suite, locale) else None
+        log.samples.append(diff_samples(suite, locale, fa, fb))
+    if json:
+        print_json(log.as_dict())
+    else:
+        out_console.print(log.markdown(), highlight=False, markup=False)
+
+
+@lexicon_app.command("fetch")
+def fetch_command(
+    name: Annotated[str, typer.Argument(help="The lexicon: hurtlex.")],
+    source: Annotated[
+        Path | None,
+        typer.Option(
+            "--from", help="Import a local copy instead of downloading.", exists=True, file_okay=False
+        ),
+    ] = None,
+    lang: Annotated[
+        list[str] | None, typer.Option("--lang", help="Languages (default: every pinned one).")
+    ] = None,
+    root: Root = None,
+) -> None:
+    """Download (or import) the pinned lexicon into the user cache and check every sha256."""
+    if name != "hurtlex":
+        raise InputError(f"unknown lexicon {name!r}; known: hurtlex")
+    pins = load_pins(project_at(root))
+    installed = fetch_hurtlex(pins, lang or sorted(pins.sha256), source)
+    for code, path in installed.items():
+        _say(f"{code}: {path} (sha256 ok)")
+
+
+@lexicon_app.command("verify")
+def lexicon_verify_command(root: Root = None, json: JsonFlag = False) -> None:
+    """Check the cached lexicon files against their pins."""
+    pins = load_pins(project_at(root))
+    status = verify_hurtlex(pins)
+    if json:
+        print_json(status)
+    else:
+        for code, state in status.items():
+            _say(f"hurtlex {pins.version} {code}: {state}")
+    if any(state != "ok" for state in status.values()):
+        raise typer.Exit(1 if all(s in ("ok", "missing") for s in status.values()) else 2)

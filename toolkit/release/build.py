@@ -1,0 +1,356 @@
+"""`polyprobe release build`: freeze the catalog into dist/polyprobe-VERSION/.
+
+Everything is written to a temporary folder next to the target and renamed into place at the
+end: a failed build leaves nothing, an existing version is never overwritten, and of two
+concurrent builds of one version the first rename wins and the other fails cleanly. Nothing
+in the output depends on the clock, so a rebuild from the same inputs is byte-identical."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import toolkit
+from toolkit.catalog import Catalog, load_catalog
+from toolkit.errors import CatalogError, InputError
+from toolkit.lexicon_pins import load_pins
+from toolkit.project import Project
+from toolkit.records import SEMVER_RE
+from toolkit.release.card import render_card
+from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
+from toolkit.release.content import content_sha256, file_sha256, semver_key
+from toolkit.release.reader import MANIFEST, open_release
+from toolkit.render import render
+from toolkit.store import store_path
+from toolkit.validate import validate
+
+NAME = "polyprobe"
+
+
+class ReleaseExists(InputError):
+    """A released version is never overwritten."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    version: str
+    preview: bool
+    suites: list[str] | None = None
+    locales: list[str] | None = None
+    dist: Path | None = None
+    previous: Path | None = None
+
+
+def release_dir(dist: Path, version: str) -> Path:
+    return dist / f"{NAME}-{version}"
+
+
+def check_version(version: str, preview: bool) -> None:
+    if not SEMVER_RE.match(version):
+        raise InputError(
+            f"{version!r} is not a semantic version (e.g. 0.1.0, or 0.1.0-preview.1 with --preview)"
+        )
+    pre = version.split("-", 1)[1] if "-" in version else ""
+    if preview and "preview" not in pre:
+        raise InputError(f"a preview release needs a preview version, e.g. {version.split('-')[0]}-preview.1")
+    if not preview and pre:
+        raise InputError(f"{version} is a pre-release version: build it with --preview, or drop '-{pre}'")
+
+
+def _sha_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _hash_files(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _git(project: Project) -> dict[str, Any]:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=project.root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "templates", "lexicons", "translations"],
+            cwd=project.root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout.strip()
+        return {"commit": commit, "inputs_uncommitted": bool(dirty)}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "inputs_uncommitted": None}
+
+
+def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Every file the release is built from, with its version where it has one, and its sha256."""
+    project = catalog.project
+    out: dict[str, dict[str, Any]] = {}
+
+    def add(rel: str, version: str | None = None) -> None:
+        path = project.root / rel
+        if path.is_file():
+            out[rel] = {"sha256": file_sha256(path), **({"version": version} if version else {})}
+
+    add("lexicons/locales.yaml", catalog.locales.version)
+    add("lexicons/taxonomy.yaml", catalog.taxonomy.version)
+    add("lexicons/hurtlex.toml", load_pins(project).version)
+    add("translations/review-policy.yaml")
+    used_locales = sorted({loc for locs in locales.values() for loc in locs})
+    for code in used_locales:
+        add(f"templates/_grammar/{code}.j2")
+    for sid in suites:
+        suite = catalog.suites[sid]
+        folder = project.templates / sid
+        out[f"templates/{sid}"] = {
+            "sha256": _hash_files(list(folder.glob("*.yaml"))),
+            "version": suite.spec.version,
+        }
+        for path in suite.spec.identities:
+            ilist = catalog.identity_lists.get(path)
+            add(f"lexicons/{path}", ilist.version if ilist else None)
+        if suite.spec.lexicon:
+            stimuli = catalog.iat(suite)
+            add(f"lexicons/{suite.spec.lexicon}", stimuli.version if stimuli else None)
+        for code in locales[sid]:
+            if not catalog.locales[code].source:
+                add(project.rel(store_path(project, code, sid)))
+    return dict(sorted(out.items()))
+
+
+def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) -> list[str]:
+    lines = []
+    for sid in suites:
+        suite = catalog.suites[sid]
+        for code in locales[sid]:
+            if catalog.locales[code].source:
+                continue
+            records = catalog.store(sid, code).records
+            counts: Counter[str] = Counter()
+            for seg in suite.segments.values():
+                rec = records.get(seg.id)
+                if rec is None:
+                    counts["untranslated"] += 1
+                elif rec.source_sha != seg.source_sha:
+                    counts["stale"] += 1
+                elif rec.status != "approved":
+                    counts[rec.status] += 1
+            if counts:
+                lines.append(f"{code}/{sid}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return lines
+
+
+def _previous(dist: Path, version: str, explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    if not dist.is_dir():
+        return None
+    older = []
+    for folder in dist.iterdir():
+        name = folder.name.removeprefix(f"{NAME}-")
+        if (
+            folder.is_dir()
+            and folder.name.startswith(f"{NAME}-")
+            and (folder / MANIFEST).is_file()
+            and SEMVER_RE.match(name)
+        ) and semver_key(name) < semver_key(version):
+            older.append((semver_key(name), folder))
+    return max(older)[1] if older else None
+
+
+def _signature(manifest: dict[str, Any]) -> str:
+    """sacrebleu-style: every setting that changes the data, key:value joined by |."""
+    content = _sha_bytes(
+        "\n".join(
+            f"{k}:{v['content_sha256']}"
+            for k, v in sorted(manifest["files"].items())
+            if "content_sha256" in v
+        ).encode()
+    )
+    inputs = _sha_bytes(json.dumps(manifest["inputs"], sort_keys=True).encode())
+    suites = ",".join(f"{s}@{v['version']}" for s, v in sorted(manifest["suites"].items()))
+    locales = ",".join(sorted({loc for v in manifest["suites"].values() for loc in v["locales"]}))
+    return (
+        f"polyprobe-release|version:{manifest['version']}|status:{'preview' if manifest['preview'] else 'stable'}"
+        f"|suites:{suites}|locales:{locales}|content:{content[:16]}|inputs:{inputs[:16]}"
+        f"|hurtlex:{manifest['lexicon_pins']['hurtlex']['version']}|toolkit:{manifest['created_by']['toolkit']}"
+    )
+
+
+def build_release(
+    project: Project, options: BuildOptions, progress: Callable[[str], None] | None = None
+) -> Path:
+    check_version(options.version, options.preview)
+    dist = options.dist or project.root / "dist"
+    target = release_dir(dist, options.version)
+    if target.exists():
+        raise ReleaseExists(
+            f"{target} exists: a released version is never overwritten (choose a new version)"
+        )
+    catalog = load_catalog(project, suites=options.suites, locales=options.locales)
+    suites = [s for s in catalog.suites if options.suites is None or s in options.suites]
+    locales = {
+        s: [
+            c
+            for c in catalog.suites[s].spec.locales
+            if c in catalog.locales and (options.locales is None or c in options.locales)
+        ]
+        for s in suites
+    }
+    if progress:
+        progress("validating")
+    checked = validate(catalog)
+    relevant = [
+        p for p in checked.problems if not p.locale or options.locales is None or p.locale in options.locales
+    ]
+    if relevant:
+        raise CatalogError(relevant)
+    if not options.preview:
+        missing = _missing_approvals(catalog, suites, locales)
+        if missing:
+            raise InputError(
+                "a stable release needs every included translation approved; not approved:\n  "
+                + "\n  ".join(missing)
+                + "\nbuild a --preview release, or finish the reviews"
+            )
+    min_status = "draft" if options.preview else "approved"
+    frames: dict[tuple[str, str], pl.DataFrame] = {}
+    for sid in suites:
+        for code in locales[sid]:
+            if progress:
+                progress(f"rendering {sid} [{code}]")
+            rendered = render(catalog, sid, code, min_status=min_status)
+            if rendered.problems:
+                raise CatalogError(rendered.problems)
+            if rendered.frame.height:
+                frames[(sid, code)] = rendered.frame.sort("sample_id")
+
+    dist.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
+    try:
+        files: dict[str, dict[str, Any]] = {}
+        counts: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+        for (sid, code), frame in frames.items():
+            if progress:
+                progress(f"writing {sid} [{code}]")
+            rel = f"data/{sid}/{code}.parquet"
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            frame.write_parquet(
+                path, compression="zstd", compression_level=9, statistics=False, row_group_size=100_000
+            )
+            files[rel] = {
+                "sha256": file_sha256(path),
+                "bytes": path.stat().st_size,
+                "rows": frame.height,
+                "content_sha256": content_sha256(frame),
+                "schema": {name: str(dtype) for name, dtype in frame.schema.items()},
+            }
+            per_variant: dict[str, dict[str, int]] = {}
+            for variant, status, n in (
+                frame.group_by("variant", "status").len().sort("variant", "status").iter_rows()
+            ):
+                per_variant.setdefault(str(variant or "-"), {})[str(status)] = int(n)
+            counts.setdefault(sid, {})[code] = per_variant
+        pins = load_pins(project)
+        manifest: dict[str, Any] = {
+            "name": NAME,
+            "version": options.version,
+            "preview": options.preview,
+            "min_status": min_status,
+            "created_by": {
+                "toolkit": toolkit.__version__,
+                "polars": pl.__version__,
+                "python": platform.python_version(),
+            },
+            "git": _git(project),
+            "inputs": _inputs(catalog, suites, locales),
+            "lexicon_pins": {"hurtlex": pins.as_dict()},
+            "locales": {
+                c: {
+                    "name": catalog.locales[c].name,
+                    "direction": catalog.locales[c].direction,
+                    "hurtlex": catalog.locales[c].hurtlex,
+                }
+                for c in sorted({c for v in locales.values() for c in v})
+            },
+            "suites": {
+                sid: {
+                    "version": catalog.suites[sid].spec.version,
+                    "mode": catalog.suites[sid].spec.mode,
+                    "locales": [c for c in locales[sid] if (sid, c) in frames],
+                    "reference_groups": {
+                        path: catalog.identity_lists[path].reference_groups
+                        for path in catalog.suites[sid].spec.identities
+                        if path in catalog.identity_lists and catalog.identity_lists[path].reference_groups
+                    },
+                    "citation": list(catalog.suites[sid].spec.citation),
+                }
+                for sid in suites
+            },
+            "counts": counts,
+            "files": files,
+        }
+        previous = _previous(dist, options.version, options.previous)
+        changelog = Changelog(old=None, new=options.version)
+        if previous is not None:
+            old = open_release(previous)
+            changelog = Changelog(
+                old=old.version,
+                new=options.version,
+                inputs=diff_inputs(old.manifest["inputs"], manifest["inputs"]),
+            )
+            keys = sorted(set(frames) | {(s, loc) for s in old.suites() for loc in old.locales(s)})
+            for sid, code in keys:
+                old_frame = old.scan(sid, code).collect() if old.has(sid, code) else None
+                changelog.samples.append(diff_samples(sid, code, old_frame, frames.get((sid, code))))
+        for rel, text in (("CHANGELOG.md", changelog.markdown()),):
+            (tmp / rel).write_text(text, encoding="utf-8")
+            files[rel] = {"sha256": file_sha256(tmp / rel), "bytes": (tmp / rel).stat().st_size}
+        manifest["changelog_against"] = changelog.old
+        manifest["signature"] = _signature(manifest)
+        names = {c: catalog.locales[c].name for c in catalog.locales.codes}
+        card = render_card(manifest, names, {s: list(catalog.suites[s].spec.citation) for s in suites})
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        files["README.md"] = {
+            "sha256": file_sha256(tmp / "README.md"),
+            "bytes": (tmp / "README.md").stat().st_size,
+        }
+        manifest["files"] = dict(sorted(files.items()))
+        (tmp / MANIFEST).write_text(
+            json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        for path in tmp.rglob("*"):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            raise ReleaseExists(
+                f"{target} was created by another build meanwhile; this build is discarded"
+            ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target

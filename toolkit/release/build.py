@@ -25,6 +25,7 @@ import polars as pl
 import toolkit
 from toolkit.catalog import Catalog, load_catalog
 from toolkit.errors import CatalogError, InputError
+from toolkit.fileio import load_yaml
 from toolkit.lexicon_pins import load_pins
 from toolkit.project import Project
 from toolkit.records import SEMVER_RE
@@ -37,6 +38,9 @@ from toolkit.store import store_path
 from toolkit.validate import validate
 
 NAME = "polyprobe"
+EVALUATION_LEXICONS = ("answers", "prompts")
+"""Lexicons the evaluator needs (answer words, prompts): they travel inside the release as
+canonical JSON, because the evaluator reads nothing but releases."""
 
 
 class ReleaseExists(InputError):
@@ -312,6 +316,27 @@ def build_release(
             "counts": counts,
             "files": files,
         }
+        for name in EVALUATION_LEXICONS:
+            source = project.lexicons / f"{name}.yaml"
+            if not source.is_file():
+                continue
+            data = load_yaml(source, f"lexicons/{name}.yaml")
+            if not isinstance(data, dict) or not SEMVER_RE.match(str(data.get("version", ""))):
+                raise InputError(f"lexicons/{name}.yaml: needs a semantic `version` and a mapping of locales")
+            rel = f"lexicons/{name}.json"
+            (tmp / "lexicons").mkdir(exist_ok=True)
+            (tmp / rel).write_text(
+                json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
+            files[rel] = {
+                "sha256": file_sha256(tmp / rel),
+                "bytes": (tmp / rel).stat().st_size,
+                "version": str(data["version"]),
+            }
+            manifest["inputs"][f"lexicons/{name}.yaml"] = {
+                "sha256": file_sha256(source),
+                "version": str(data["version"]),
+            }
         previous = _previous(dist, options.version, options.previous)
         changelog = Changelog(old=None, new=options.version)
         if previous is not None:

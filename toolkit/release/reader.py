@@ -115,6 +115,13 @@ class Release:
             )
         return pl.concat([self.scan(suite, loc) for loc in wanted], how="vertical")
 
+    def lexicon(self, name: str) -> dict[str, Any]:
+        """An evaluation lexicon shipped in the release (answers, prompts)."""
+        rel = f"lexicons/{name}.json"
+        if rel not in self.manifest["files"]:
+            raise PolyprobeError(f"release {self.version} has no {name} lexicon")
+        return dict(json.loads((self.path / rel).read_text(encoding="utf-8")))
+
     def lexicon_pins(self) -> dict[str, Any]:
         return dict(self.manifest.get("lexicon_pins", {}))
 

@@ -1,0 +1,23 @@
+"""The backend registry: lazy "module:Class" entries, so vLLM or HTTP dependencies load only
+when chosen; an unknown name says what exists."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from toolkit.catalog import did_you_mean
+from toolkit.errors import InputError
+
+BACKENDS: dict[str, str] = {
+    "transformers": "evaluator.backends.hf:TransformersBackend",
+    "vllm": "evaluator.backends.vllm_backend:VllmBackend",
+    "openai": "evaluator.backends.openai_api:OpenAIBackend",
+}
+
+
+def backend_class(name: str) -> Any:
+    if name not in BACKENDS:
+        raise InputError(f"unknown backend {name!r}.{did_you_mean(name, BACKENDS)}")
+    module, cls = BACKENDS[name].split(":")
+    return getattr(importlib.import_module(module), cls)

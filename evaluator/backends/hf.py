@@ -1,0 +1,460 @@
+"""Hugging Face transformers backend: sequence classifiers, masked LMs, causal LMs and seq2seq
+models, from a local folder or a hub name (a user with internet passes `xlm-roberta-base`).
+
+Speed where the user has a GPU, correctness everywhere:
+- device auto (CUDA when present), bf16 (fp16 without bf16 support) on GPU, fp32 on CPU;
+- requests sorted longest-first (out-of-memory happens at once, estimates err high), batches
+  sized by a token budget, halved on out-of-memory, answers restored to the input order;
+- pseudo-log-likelihood with every masked copy of a batch of sentences in one forward pass,
+  special tokens never masked, the log-probability read at the masked position itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+import transformers
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForMaskedLM,
+    AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+)
+
+from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity, ModelKind
+from evaluator.errors import EvaluationError, UnsupportedRequest
+
+T = TypeVar("T")
+R = TypeVar("R")
+MARKER = "[M]"
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.gguf", "*.json", "*.model", "*.txt", "*.tiktoken")
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise EvaluationError("--device cuda was asked for, but no CUDA device is available")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    if dtype == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
+
+
+def files_revision(path: Path) -> str:
+    """sha256 over a local model folder's files (names and bytes): its revision."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in WEIGHT_FILES for p in path.glob(pattern) if p.is_file()})
+    for file in files:
+        digest.update(file.name.encode() + b"\0")
+        with file.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                digest.update(chunk)
+    return "sha256:" + digest.hexdigest()
+
+
+def detect_kind(config: Any, want: ModelKind | None) -> ModelKind:
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    if want is not None:
+        return want
+    if "ForSequenceClassification" in archs:
+        return "classifier"
+    if "ForMaskedLM" in archs:
+        return "masked"
+    if getattr(config, "is_encoder_decoder", False) or "ForConditionalGeneration" in archs:
+        return "seq2seq"
+    return "causal"
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+@dataclass
+class Batcher:
+    """Longest-first batches under a budget of elements (tokens × extra factor), halved on OOM."""
+
+    max_batch: int | None
+    budget: int
+
+    def run(
+        self,
+        items: Sequence[T],
+        length: Callable[[T], int],
+        cost: Callable[[int, int], int],
+        fn: Callable[[list[T]], list[R]],
+        advance: Callable[[int], None],
+    ) -> list[R]:
+        order = sorted(range(len(items)), key=lambda i: -length(items[i]))
+        out: list[R | None] = [None] * len(items)
+        pos = 0
+        limit = self.max_batch or 1 << 30
+        while pos < len(order):
+            longest = length(items[order[pos]])
+            size = max(1, min(limit, self.budget // max(1, cost(longest, 1)), len(order) - pos))
+            chunk = order[pos : pos + size]
+            try:
+                answers = fn([items[i] for i in chunk])
+            except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:
+                if not _is_oom(exc) or size == 1:
+                    raise
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                limit = max(1, size // 2)
+                continue
+            for i, answer in zip(chunk, answers, strict=True):
+                out[i] = answer
+            pos += size
+            advance(size)
+        return out  # type: ignore[return-value]
+
+
+class TransformersBackend(Backend):
+    """Load with `TransformersBackend.load(name_or_path, kind=..., device=..., dtype=...)`."""
+
+    model: Any
+    tokenizer: Any
+    device: torch.device
+    batcher: Batcher
+
+    @classmethod
+    def load(
+        cls,
+        name: str,
+        *,
+        kind: ModelKind | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        batch_size: int | None = None,
+        revision: str | None = None,
+        gguf_file: str | None = None,
+        resolved: str | None = None,
+        positive_label: str | None = None,
+    ) -> TransformersBackend:
+        dev = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, dev)
+        location = resolved or name
+        extra: dict[str, Any] = {"revision": revision} if revision else {}
+        if gguf_file:
+            extra["gguf_file"] = gguf_file
+        try:
+            config = AutoConfig.from_pretrained(location, **extra)
+            model_kind = detect_kind(config, kind)
+            loader = {
+                "classifier": AutoModelForSequenceClassification,
+                "masked": AutoModelForMaskedLM,
+                "causal": AutoModelForCausalLM,
+                "seq2seq": AutoModelForSeq2SeqLM,
+            }[model_kind]
+            tokenizer = AutoTokenizer.from_pretrained(location, **extra)
+            model = loader.from_pretrained(location, dtype=torch_dtype, **extra)
+        except (OSError, ValueError) as exc:
+            raise EvaluationError(f"could not load model {name!r}: {exc}") from None
+        model.to(dev).eval()
+        local = Path(location)
+        rev = (
+            files_revision(local)
+            if local.is_dir()
+            else str(getattr(config, "_commit_hash", None) or revision or "unknown")
+        )
+        labels: tuple[str, ...] = ()
+        if model_kind == "classifier":
+            id2label = getattr(model.config, "id2label", {}) or {}
+            labels = tuple(str(id2label.get(i, f"LABEL_{i}")).lower() for i in range(model.config.num_labels))
+        identity = ModelIdentity(
+            name=name, resolved=str(location), revision=rev, kind=model_kind, labels=labels
+        )
+        backend = cls(identity=identity, settings={"dtype": str(torch_dtype).removeprefix("torch.")})
+        backend.model = model
+        backend.tokenizer = tokenizer
+        backend.device = dev
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        budget = 48_000_000 if dev.type == "cpu" else 400_000_000
+        backend.batcher = Batcher(max_batch=batch_size, budget=budget)
+        return backend
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    @property
+    def vocab(self) -> int:
+        return int(self.model.config.vocab_size)
+
+    def _pad(self, rows: list[list[int]], left: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(len(r) for r in rows)
+        pad = int(self.tokenizer.pad_token_id)
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            if left:
+                ids[i, width - len(row) :] = torch.tensor(row)
+                mask[i, width - len(row) :] = 1
+            else:
+                ids[i, : len(row)] = torch.tensor(row)
+                mask[i, : len(row)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        with torch.inference_mode():
+            return self.model(**kwargs).logits.float()
+
+    def _encode(self, texts: Sequence[str], special: bool = True) -> list[list[int]]:
+        return [list(self.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in texts]
+
+    # -- classify ---------------------------------------------------------------------------------
+
+    def classify(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.identity.kind != "classifier":
+            raise UnsupportedRequest(
+                f"{self.identity.name} is a {self.identity.kind} model, not a sequence classifier"
+            )
+        encoded = self._encode(texts)
+        advance = self.progress("classifying", len(texts))
+
+        def run(batch: list[list[int]]) -> list[list[float]]:
+            ids, mask = self._pad(batch)
+            probs = torch.softmax(self._forward(ids, mask), dim=-1)
+            return [[float(x) for x in row] for row in probs.cpu()]
+
+        return self.batcher.run(encoded, len, lambda n, b: n * b * 64, run, advance)
+
+    # -- causal log-likelihoods -------------------------------------------------------------------
+
+    def _with_bos(self, ids: list[int]) -> list[int]:
+        bos = self.tokenizer.bos_token_id
+        return [bos, *ids] if bos is not None and (not ids or ids[0] != bos) else ids
+
+    def _score_spans(self, rows: list[tuple[list[int], int]]) -> list[float]:
+        """Σ log P(token_i | tokens_<i) for i ≥ start, each row (ids, start), causal LM."""
+        advance = self.progress("scoring", len(rows))
+
+        def run(batch: list[tuple[list[int], int]]) -> list[float]:
+            ids, mask = self._pad([r[0] for r in batch])
+            logp = torch.log_softmax(self._forward(ids, mask), dim=-1)
+            out = []
+            for i, (row, start) in enumerate(batch):
+                positions = torch.arange(max(start, 1), len(row), device=logp.device)
+                targets = ids[i, positions]
+                out.append(float(logp[i, positions - 1, targets].sum()))
+            return out
+
+        return self.batcher.run(rows, lambda r: len(r[0]), lambda n, b: n * b * self.vocab, run, advance)
+
+    def sentence_logprob(self, texts: Sequence[str]) -> list[float]:
+        if self.identity.kind not in ("causal",):
+            raise UnsupportedRequest(
+                f"sentence log-likelihood needs a causal LM; {self.identity.name} is {self.identity.kind}"
+            )
+        rows = [(self._with_bos(ids), 1) for ids in self._encode(texts, special=False)]
+        return self._score_spans(rows)
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        if self.identity.kind == "seq2seq":
+            return self._seq2seq_loglikelihood(requests)
+        if self.identity.kind != "causal":
+            raise UnsupportedRequest(
+                f"continuation log-likelihood needs a causal or seq2seq LM; {self.identity.name} is {self.identity.kind}"
+            )
+        rows = []
+        for context, continuation in requests:
+            ctx = self._with_bos(self._encode([context], special=False)[0])
+            cont = self._encode([continuation], special=False)[0]
+            if not cont:
+                raise UnsupportedRequest(f"empty continuation for context {context[:40]!r}")
+            rows.append((ctx + cont, len(ctx)))
+        return self._score_spans(rows)
+
+    def _seq2seq_loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        advance = self.progress("scoring", len(requests))
+
+        def run(batch: list[tuple[str, str]]) -> list[float]:
+            enc = self.tokenizer([c for c, _ in batch], return_tensors="pt", padding=True).to(self.device)
+            labels = self.tokenizer([t for _, t in batch], return_tensors="pt", padding=True)["input_ids"].to(
+                self.device
+            )
+            labels[labels == self.tokenizer.pad_token_id] = -100
+            with torch.inference_mode():
+                logits = self.model(**enc, labels=labels).logits.float()
+            logp = torch.log_softmax(logits, dim=-1)
+            safe = labels.clamp(min=0)
+            picked = logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1) * (labels != -100)
+            return [float(x) for x in picked.sum(-1).cpu()]
+
+        return self.batcher.run(
+            list(requests), lambda r: len(r[0]) + len(r[1]), lambda n, b: n * b * self.vocab, run, advance
+        )
+
+    # -- masked LM pseudo-log-likelihood --------------------------------------------------------
+
+    def _mlm_head(self) -> torch.nn.Module | None:
+        """The masked-LM head when the model is an encoder plus one head module (BERT's `cls`,
+        RoBERTa's `lm_head`, ...), so it can be applied to the masked positions alone."""
+        base = self.model.base_model
+        others = [m for _, m in self.model.named_children() if m is not base]
+        return others[0] if base is not self.model and len(others) == 1 else None
+
+    def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
+        """PLL(S) = Σ_{i ∉ special} log P_MLM(w_i | S with w_i replaced by [MASK]) (Salazar et al.
+        2020). All masked copies of a batch of sentences go through the model together."""
+        if self.identity.kind != "masked":
+            raise UnsupportedRequest(
+                f"pseudo-log-likelihood needs a masked LM; {self.identity.name} is {self.identity.kind}"
+            )
+        mask_id = self.tokenizer.mask_token_id
+        if mask_id is None:
+            raise UnsupportedRequest(f"{self.identity.name} has no mask token")
+        copies: list[tuple[int, list[int], int, int]] = []  # (sentence, ids, masked position, original id)
+        for index, ids in enumerate(self._encode(texts)):
+            special = self.tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
+            for pos, (token, is_special) in enumerate(zip(ids, special, strict=True)):
+                if not is_special:
+                    masked = list(ids)
+                    masked[pos] = mask_id
+                    copies.append((index, masked, pos, token))
+        advance = self.progress("pseudo-log-likelihood", len(copies))
+
+        head = self._mlm_head()
+
+        def run(batch: list[tuple[int, list[int], int, int]]) -> list[float]:
+            ids, mask = self._pad([c[1] for c in batch])
+            rows = torch.arange(len(batch), device=ids.device)
+            positions = torch.tensor([c[2] for c in batch], device=ids.device)
+            targets = torch.tensor([c[3] for c in batch], device=ids.device)
+            with torch.inference_mode():
+                if head is not None:
+                    # the vocabulary projection only where a token is masked, not at every position
+                    hidden = self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+                    logits = head(hidden[rows, positions]).float()
+                else:
+                    logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, positions].float()
+            logp = torch.log_softmax(logits, dim=-1)
+            return [float(x) for x in logp[rows, targets].cpu()]
+
+        per_token = self.vocab if head is None else 4 * int(self.model.config.hidden_size)
+        scores = self.batcher.run(copies, lambda c: len(c[1]), lambda n, b: n * b * per_token, run, advance)
+        totals = [0.0] * len(texts)
+        for (index, *_), score in zip(copies, scores, strict=True):
+            totals[index] += score
+        return totals
+
+    def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
+        if self.identity.kind != "masked":
+            raise UnsupportedRequest(
+                f"mask filling needs a masked LM; {self.identity.name} is {self.identity.kind}"
+            )
+        mask = self.tokenizer.mask_token
+        rows = []
+        for text in texts:
+            if text.count(MARKER) != 1:
+                raise UnsupportedRequest(f"a fill-mask text needs exactly one {MARKER}: {text[:60]!r}")
+            rows.append(self._encode([text.replace(MARKER, mask)])[0])
+        advance = self.progress("filling masks", len(rows))
+        mask_id = self.tokenizer.mask_token_id
+
+        def run(batch: list[list[int]]) -> list[list[str]]:
+            ids, attn = self._pad(batch)
+            logits = self._forward(ids, attn)
+            out = []
+            for i, row in enumerate(batch):
+                pos = row.index(mask_id)
+                top = torch.topk(logits[i, pos], k).indices.tolist()
+                out.append([self.tokenizer.decode([t]).strip() for t in top])
+            return out
+
+        return self.batcher.run(rows, len, lambda n, b: n * b * self.vocab, run, advance)
+
+    # -- generation ------------------------------------------------------------------------------
+
+    def _prompt(self, prompt: str, chat: bool) -> str:
+        if chat and getattr(self.tokenizer, "chat_template", None):
+            return str(
+                self.tokenizer.apply_chat_template(
+                    [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+                )
+            )
+        return prompt
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        if self.identity.kind not in ("causal", "seq2seq"):
+            raise UnsupportedRequest(
+                f"generation needs a causal or seq2seq LM; {self.identity.name} is {self.identity.kind}"
+            )
+        k = settings.num_return_sequences
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": settings.max_new_tokens,
+            "num_return_sequences": k,
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
+        if settings.strategy == "sample":
+            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+        elif settings.strategy == "beam":
+            kwargs.update(do_sample=False, num_beams=max(k, 2))
+        else:
+            kwargs.update(do_sample=False)
+            if k != 1:
+                raise UnsupportedRequest(
+                    "greedy decoding gives one completion: use --strategy sample or beam for K > 1"
+                )
+        texts = [self._prompt(p, settings.chat) for p in prompts]
+        advance = self.progress("generating", len(texts))
+        seq2seq = self.identity.kind == "seq2seq"
+
+        def run(batch: list[str]) -> list[list[str]]:
+            if settings.strategy == "sample":
+                # one prompt at a time, seeded by (seed, prompt): the same completions whatever the batching
+                results = []
+                for text in batch:
+                    seed = int(hashlib.sha256(f"{settings.seed}\0{text}".encode()).hexdigest()[:8], 16)
+                    torch.manual_seed(seed)
+                    results.extend(self._generate([text], kwargs, seq2seq, settings.chat))
+                return [results[i * k : (i + 1) * k] for i in range(len(batch))]
+            flat = self._generate(batch, kwargs, seq2seq, settings.chat)
+            return [flat[i * k : (i + 1) * k] for i in range(len(batch))]
+
+        out = self.batcher.run(texts, lambda t: len(t), lambda n, b: n * b * max(k, 1) * 256, run, advance)
+        return [[_cut(c, settings.stop) for c in row] for row in out]
+
+    def _generate(self, batch: list[str], kwargs: dict[str, Any], seq2seq: bool, chat: bool) -> list[str]:
+        if seq2seq:
+            enc = self.tokenizer(batch, return_tensors="pt", padding=True).to(self.device)
+            with torch.inference_mode():
+                out = self.model.generate(**enc, **kwargs)
+            return [self.tokenizer.decode(o, skip_special_tokens=True) for o in out]
+        rows = [self._encode([t], special=False)[0] for t in batch]
+        if not chat:  # a chat template writes its own special tokens
+            rows = [self._with_bos(r) for r in rows]
+        ids, mask = self._pad(rows, left=True)
+        with torch.inference_mode():
+            out = self.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+        new = out[:, ids.shape[1] :]
+        return [self.tokenizer.decode(o, skip_special_tokens=True) for o in new]
+
+    def environment(self) -> dict[str, Any]:
+        return {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "device": str(self.device),
+            "cuda": torch.cuda.get_device_name(0) if self.device.type == "cuda" else None,
+        }
+
+
+def _cut(text: str, stops: tuple[str, ...]) -> str:
+    cut = len(text)
+    for stop in stops:
+        at = text.find(stop)
+        if at != -1:
+            cut = min(cut, at)
+    return text[:cut].strip()

@@ -1,0 +1,126 @@
+"""OpenAI-compatible HTTP API backend for hosted models (GPT-4 and the many servers that speak
+the same API). Base URL from --api-base or $OPENAI_BASE_URL, key from $OPENAI_API_KEY (never
+logged, never in a message); a client-side rate limit; 429, 5xx and dropped connections retried
+with exponential backoff. Chat completions by default; K completions with the `n` parameter and
+a seed where sampling."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity
+from evaluator.errors import EvaluationError
+
+BASE_ENV = "OPENAI_BASE_URL"
+KEY_ENV = "OPENAI_API_KEY"
+
+
+class RateLimiter:
+    def __init__(self, per_second: float) -> None:
+        self.interval = 1.0 / per_second if per_second > 0 else 0.0
+        self.next = 0.0
+        self.lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self.lock:
+            now = time.monotonic()
+            delay = self.next - now
+            self.next = max(now, self.next) + self.interval
+        if delay > 0:
+            time.sleep(delay)
+
+
+class OpenAIBackend(Backend):
+    client: httpx.Client
+    limiter: RateLimiter
+    retries: int
+    backoff: float
+    base: str
+
+    @classmethod
+    def load(
+        cls,
+        model: str,
+        *,
+        base_url: str | None = None,
+        rate: float = 5.0,
+        retries: int = 5,
+        backoff: float = 1.0,
+        timeout: float = 60.0,
+    ) -> OpenAIBackend:
+        base = (base_url or os.environ.get(BASE_ENV) or "https://api.openai.com/v1").rstrip("/")
+        key = os.environ.get(KEY_ENV, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        identity = ModelIdentity(
+            name=model, resolved=f"{urlparse(base).netloc}/{model}", revision="api", kind="api"
+        )
+        backend = cls(identity=identity, settings={"api": urlparse(base).netloc})
+        backend.client = httpx.Client(base_url=base, headers=headers, timeout=timeout)
+        backend.limiter = RateLimiter(rate)
+        backend.retries = retries
+        backend.backoff = backoff
+        backend.base = base
+        return backend
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        for attempt in range(1, self.retries + 2):
+            self.limiter.wait()
+            try:
+                response = self.client.post(path, json=body)
+            except httpx.TransportError as exc:
+                why = type(exc).__name__
+            else:
+                if response.status_code == 200:
+                    return dict(response.json())
+                if response.status_code in (401, 403):
+                    raise EvaluationError(
+                        f"{self.base} refused the key (HTTP {response.status_code}): check {KEY_ENV}"
+                    )
+                if response.status_code != 429 and response.status_code < 500:
+                    raise EvaluationError(f"{self.base}{path}: HTTP {response.status_code}")
+                why = f"HTTP {response.status_code}"
+            if attempt > self.retries:
+                raise EvaluationError(f"{self.base}{path} failed after {attempt} attempts: {why}")
+            time.sleep(self.backoff * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        advance = self.progress("calling the API", len(prompts))
+        out = []
+        for prompt in prompts:
+            body: dict[str, Any] = {
+                "model": self.identity.name,
+                "max_tokens": settings.max_new_tokens,
+                "n": settings.num_return_sequences,
+            }
+            if settings.strategy == "sample":
+                body.update(temperature=settings.temperature, top_p=settings.top_p, seed=settings.seed)
+            else:
+                body.update(temperature=0)
+            if settings.stop:
+                body["stop"] = list(settings.stop)
+            if settings.chat:
+                body["messages"] = [{"role": "user", "content": prompt}]
+                data = self._post("/chat/completions", body)
+                texts = [str(c["message"]["content"] or "") for c in data.get("choices", [])]
+            else:
+                body["prompt"] = prompt
+                data = self._post("/completions", body)
+                texts = [str(c.get("text", "")) for c in data.get("choices", [])]
+            if len(texts) != settings.num_return_sequences:
+                raise EvaluationError(
+                    f"{self.base}: asked for {settings.num_return_sequences} completions, got {len(texts)}"
+                )
+            out.append([t.strip() for t in texts])
+            advance(1)
+        return out
+
+    def environment(self) -> dict[str, Any]:
+        return {"api": urlparse(self.base).netloc, "httpx": httpx.__version__}

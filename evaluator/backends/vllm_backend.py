@@ -1,0 +1,70 @@
+"""vLLM backend for high-throughput generation on a GPU (optional: `pip install polyprobe[vllm]`;
+imported only when chosen). Generation with n samples per prompt and a seed; log-likelihoods
+from prompt log-probabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity
+from evaluator.errors import EvaluationError
+
+
+def _vllm() -> Any:
+    try:
+        import vllm
+    except ImportError:
+        raise EvaluationError(
+            "the vllm backend needs vLLM: pip install 'polyprobe[vllm]' (on a machine with a GPU)"
+        ) from None
+    return vllm
+
+
+class VllmBackend(Backend):
+    llm: Any
+
+    @classmethod
+    def load(
+        cls, model: str, *, dtype: str = "auto", seed: int = 0, revision: str | None = None
+    ) -> VllmBackend:
+        vllm = _vllm()
+        llm = vllm.LLM(
+            model=model,
+            dtype={"auto": "auto", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype],
+            seed=seed,
+            revision=revision,
+        )
+        identity = ModelIdentity(name=model, resolved=model, revision=revision or "unpinned", kind="causal")
+        backend = cls(identity=identity, settings={"dtype": dtype, "engine": "vllm"})
+        backend.llm = llm
+        return backend
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        vllm = _vllm()
+        params = vllm.SamplingParams(
+            n=settings.num_return_sequences,
+            temperature=settings.temperature if settings.strategy == "sample" else 0.0,
+            top_p=settings.top_p if settings.strategy == "sample" else 1.0,
+            max_tokens=settings.max_new_tokens,
+            seed=settings.seed if settings.strategy == "sample" else None,
+            stop=list(settings.stop) or None,
+        )
+        if settings.chat:
+            messages = [[{"role": "user", "content": p}] for p in prompts]
+            outputs = self.llm.chat(messages, params)
+        else:
+            outputs = self.llm.generate(list(prompts), params)
+        return [[c.text.strip() for c in o.outputs] for o in outputs]
+
+    def sentence_logprob(self, texts: Sequence[str]) -> list[float]:
+        vllm = _vllm()
+        params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
+        outputs = self.llm.generate(list(texts), params)
+        scores = []
+        for out in outputs:
+            total = 0.0
+            for token_id, entry in zip(out.prompt_token_ids[1:], out.prompt_logprobs[1:], strict=True):
+                total += float(entry[token_id].logprob)
+            scores.append(total)
+        return scores

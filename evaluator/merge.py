@@ -1,0 +1,43 @@
+"""`polyprobe eval merge`: the mean (and standard deviation) of several runs' metrics — Levy et
+al. average three fine-tuning seeds. Runs must share the task, the release and the locales."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evaluator.metrics.stats import merge_runs
+from toolkit.errors import InputError
+from toolkit.fileio import write_text_atomic
+
+
+def merge_run_folders(runs: list[Path], out: Path) -> dict[str, Any]:
+    infos, metrics = [], []
+    for run in runs:
+        try:
+            infos.append(json.loads((run / "run.json").read_text(encoding="utf-8")))
+            metrics.append(json.loads((run / "metrics.json").read_text(encoding="utf-8"))["metrics"])
+        except (OSError, json.JSONDecodeError, KeyError) as exc:
+            raise InputError(f"{run}: not a polyprobe run folder ({type(exc).__name__})") from None
+    for field in ("task", "locales"):
+        values = {json.dumps(i[field]) for i in infos}
+        if len(values) != 1:
+            raise InputError(f"runs differ in {field}: {', '.join(sorted(values))}")
+    releases = {i["release"]["signature"] for i in infos}
+    if len(releases) != 1:
+        raise InputError("runs were scored on different releases")
+    signatures = sorted(i["signature"] for i in infos)
+    merged = {
+        "task": infos[0]["task"],
+        "runs": [str(r) for r in runs],
+        "seeds": [i["options"]["seed"] for i in infos],
+        "models": sorted({i["model"]["name"] for i in infos}),
+        "signature": "polyprobe-merge|" + "|".join(f"run:{s}" for s in signatures),
+        "metrics": merge_runs(metrics),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(
+        out / "metrics.json", json.dumps(merged, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    )
+    return merged

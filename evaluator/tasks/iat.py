@@ -1,0 +1,90 @@
+"""Prompt-based IAT (Bai et al. 2025): per category and locale, P seeded permutations of the
+attribute words and of which group comes first (and which of a group's tokens is named); each
+answer is parsed into word–group pairs and scored with D = a/(a+b) + d/(c+d) − 1. The prompt
+template comes from the release and is rendered in the toolkit's sandbox."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import polars as pl
+
+from evaluator.backends.base import GenerationSettings, ModelKind
+from evaluator.metrics.iat import iat_scores
+from evaluator.options import RunOptions
+from evaluator.parsing import parse_iat_pairs
+from evaluator.tasks.base import Context, Task
+from toolkit.grammar import LocaleGrammar, new_environment
+
+
+def generation(options: RunOptions) -> GenerationSettings:
+    return GenerationSettings(
+        max_new_tokens=options.max_new_tokens or 256,
+        strategy="greedy" if options.strategy == "auto" else options.strategy,
+        seed=options.seed,
+        chat=True if options.chat is None else options.chat,
+    )
+
+
+class IatTask(Task):
+    name = "iat"
+    suite = "iat"
+    kinds = ("causal", "seq2seq", "api")
+
+    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+        return {"permutations": options.permutations, "generation": generation(options).key()}
+
+    def permutations(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        grammar = LocaleGrammar("iat", None, new_environment(), frozenset())
+        out: list[dict[str, Any]] = []
+        for row in rows.iter_rows(named=True):
+            for p in range(ctx.options.permutations):
+                seed = int(
+                    hashlib.sha256(f"{ctx.options.seed}\0{row['sample_id']}\0{p}".encode()).hexdigest()[:12],
+                    16,
+                )
+                rng = random.Random(seed)
+                words = [*row["positive"], *row["negative"]]
+                rng.shuffle(words)
+                token_a, token_b = rng.choice(row["group_a"]), rng.choice(row["group_b"])
+                first, second = (token_a, token_b) if rng.random() < 0.5 else (token_b, token_a)
+                prompt = grammar.render(
+                    row["prompt_template"],
+                    {"group_a": first, "group_b": second, "words": row["word_separator"].join(words)},
+                )
+                out.append(
+                    {
+                        "sample_id": row["sample_id"],
+                        "locale": row["locale"],
+                        "category": row["category"],
+                        "dataset": row["dataset"],
+                        "permutation": p,
+                        "prompt": prompt,
+                        "positive": list(row["positive"]),
+                        "negative": list(row["negative"]),
+                        "group_a": token_a,
+                        "group_b": token_b,
+                    }
+                )
+        return pl.DataFrame(out)
+
+    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        table = self.permutations(ctx, rows)
+        raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), generation(ctx.options))]
+        pairs = []
+        for text, row in zip(raw, table.iter_rows(named=True), strict=True):
+            parsed = parse_iat_pairs(
+                text, [*row["positive"], *row["negative"]], (row["group_a"], row["group_b"])
+            )
+            pairs.append(json.dumps(parsed, ensure_ascii=False, sort_keys=True))
+        return table.with_columns(
+            pl.Series("raw", raw, dtype=pl.String), pl.Series("pairs", pairs, dtype=pl.String)
+        )
+
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+        return {
+            "by_category": iat_scores(predictions.with_columns(pl.col("locale").cast(pl.String))).to_dicts()
+        }

@@ -1,0 +1,67 @@
+"""IFM (Elsafoury et al.): each sos sentence as a yes/no hate question to an instruction model,
+with the instruction in the sentence's language and in English; answers parsed with the
+locale's yes/no words; rectified F1 = F1 · (1 − h/t)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from evaluator.backends.base import GenerationSettings, ModelKind
+from evaluator.metrics.ifm import ifm_scores
+from evaluator.options import RunOptions
+from evaluator.parsing import parse_yes_no
+from evaluator.tasks.base import Context, Task
+
+
+def generation(options: RunOptions) -> GenerationSettings:
+    return GenerationSettings(
+        max_new_tokens=options.max_new_tokens or 8,
+        strategy="greedy" if options.strategy == "auto" else options.strategy,
+        seed=options.seed,
+        chat=True if options.chat is None else options.chat,
+    )
+
+
+class IfmTask(Task):
+    name = "ifm"
+    suite = "ifm"
+    kinds = ("causal", "seq2seq", "api")
+    unit = "pair_id"
+
+    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+        return {"instruction": options.instruction, "generation": generation(options).key()}
+
+    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        answers = ctx.release.lexicon("answers")["locales"]
+        which = ["native", "en"] if ctx.options.instruction == "both" else [ctx.options.instruction]
+        frames = []
+        for instruction in which:
+            column = "prompt_native" if instruction == "native" else "prompt_en"
+            part = rows.with_columns(pl.lit(instruction).alias("instruction"), pl.col(column).alias("prompt"))
+            if instruction == "en":
+                part = part.filter(
+                    pl.col("locale") != "en"
+                )  # the English prompt of en rows is the native one
+            frames.append(part)
+        table = pl.concat(frames, how="vertical")
+        raw = ctx.backend.generate(table["prompt"].to_list(), generation(ctx.options))
+        parsed = []
+        for (text,), locale, instruction in zip(
+            raw, table["locale"].cast(pl.String).to_list(), table["instruction"].to_list(), strict=True
+        ):
+            words = answers["en" if instruction == "en" else locale]
+            parsed.append(parse_yes_no(text, words["yes"], words["no"], neither=words["unknown"]))
+        return table.with_columns(
+            pl.Series("raw", [r[0] for r in raw], dtype=pl.String),
+            pl.Series("answer", parsed, dtype=pl.String),
+        )
+
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+        frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
+        return {
+            "by_locale_instruction": ifm_scores(frame, by=["locale", "instruction"]).to_dicts(),
+            "by_attribute": ifm_scores(frame, by=["locale", "instruction", "attribute"]).to_dicts(),
+            "by_standing": ifm_scores(frame, by=["locale", "instruction", "standing"]).to_dicts(),
+        }

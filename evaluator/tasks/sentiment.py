@@ -1,0 +1,163 @@
+"""Sentiment bias (Levy et al. 2023): the model's positive-class probability per sample.
+
+A sequence classifier gives P(positive) directly (3-class models too: P(pos) is the scoring
+function, as Levy et al.). A causal LM is prompted (lexicons/prompts: the locale's sentiment
+prompt and label words) and P(label) is its likelihood of each label word after the prompt,
+normalised over the labels."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from itertools import combinations
+from typing import Any
+
+import polars as pl
+
+from evaluator.backends.base import ModelKind
+from evaluator.errors import EvaluationError
+from evaluator.metrics import sentiment as m
+from evaluator.metrics.errors import MetricInputError
+from evaluator.options import RunOptions
+from evaluator.tasks.base import Context, Task
+
+LABELS = ("positive", "negative", "neutral")
+
+
+def classifier_labels(labels: tuple[str, ...], positive: str | None) -> tuple[int, list[str]]:
+    """Index of the positive class, and each class's name mapped onto positive/negative/neutral."""
+    mapped = []
+    for name in labels:
+        low = name.lower()
+        mapped.append(
+            "positive"
+            if low.startswith("pos")
+            else "negative"
+            if low.startswith("neg")
+            else "neutral"
+            if low.startswith("neu")
+            else low
+        )
+    if positive is not None:
+        if positive.lower() not in [n.lower() for n in labels]:
+            raise EvaluationError(
+                f"--positive-label {positive!r} is not a label of the model ({', '.join(labels)})"
+            )
+        return [n.lower() for n in labels].index(positive.lower()), mapped
+    if "positive" not in mapped:
+        raise EvaluationError(
+            f"cannot tell which of the model's labels ({', '.join(labels)}) is positive: pass --positive-label"
+        )
+    return mapped.index("positive"), mapped
+
+
+class SentimentTask(Task):
+    name = "sentiment"
+    suite = "sentiment"
+    kinds = ("classifier", "causal")
+
+    def mode(self, ctx: Context) -> str:
+        if ctx.options.sentiment_mode != "auto":
+            return ctx.options.sentiment_mode
+        return "classifier" if ctx.backend.identity.kind == "classifier" else "prompt"
+
+    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+        return {
+            "mode": options.sentiment_mode
+            if options.sentiment_mode != "auto"
+            else ("classifier" if kind == "classifier" else "prompt")
+        }
+
+    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        texts = rows["text"].to_list()
+        if self.mode(ctx) == "classifier":
+            probs = ctx.backend.classify(texts)
+            pos, mapped = classifier_labels(ctx.backend.identity.labels, ctx.options.positive_label)
+            p_pos = [row[pos] for row in probs]
+            pred = [mapped[max(range(len(row)), key=row.__getitem__)] for row in probs]
+            can_predict = sorted({n for n in mapped if n in LABELS})
+        else:
+            prompts = ctx.release.lexicon("prompts")["locales"]
+            requests: list[tuple[str, str]] = []
+            for text, locale in zip(texts, rows["locale"].cast(pl.String).to_list(), strict=True):
+                spec = prompts[locale]
+                context = spec["sentiment"].replace("{text}", text)
+                requests.extend((context, spec["sentiment_labels"][label]) for label in LABELS)
+            lls = ctx.backend.loglikelihood(requests)
+            probs = []
+            for i in range(len(texts)):
+                row = lls[i * 3 : i * 3 + 3]
+                top = max(row)
+                weights = [math.exp(x - top) for x in row]
+                total = sum(weights)
+                probs.append([w / total for w in weights])
+            p_pos = [row[0] for row in probs]
+            pred = [LABELS[max(range(3), key=row.__getitem__)] for row in probs]
+            can_predict = list(LABELS)
+        return rows.with_columns(
+            pl.Series("p_pos", p_pos, dtype=pl.Float64),
+            pl.Series("probs", probs, dtype=pl.List(pl.Float64)),
+            pl.Series("pred_label", pred, dtype=pl.String),
+            pl.lit(",".join(can_predict)).alias("model_labels"),
+        )
+
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+        out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}
+        labels = predictions["model_labels"][0].split(",") if predictions.height else list(LABELS)
+        frame_all = predictions.with_columns(
+            pl.col("attribute").cast(pl.String), pl.col("label").cast(pl.String)
+        )
+        frames = {loc: frame_all.filter(pl.col("locale") == loc) for loc in ctx.locales}
+        for locale, frame in frames.items():
+            if frame.height == 0:
+                continue
+            per_attr: dict[str, Any] = {}
+            for attribute in sorted(frame["attribute"].unique().to_list()):
+                per_attr[attribute] = _attribute_metrics(
+                    frame.filter(pl.col("attribute") == attribute), attribute, ctx.options.seed
+                )
+            out["per_locale"][locale] = {
+                "accuracy": _safe(partial(m.accuracy, frame, labels=labels)),
+                "attributes": per_attr,
+            }
+        present = [loc for loc in ctx.locales if frames[loc].height]
+        for a, b in combinations(present, 2):
+            out["mcnemar"][f"{a}-{b}"] = _safe(partial(m.mcnemar, frames[a], frames[b], outcome="correct"))
+        return out
+
+
+def _attribute_metrics(sub: pl.DataFrame, attribute: str, seed: int) -> dict[str, Any]:
+    # gender groups fill only their own variant: compare them template by template
+    inst = ("template",) if attribute == "gender" else ("template", "variant")
+
+    def mcm_of(x: pl.DataFrame) -> float:
+        return m.mcm(x, instance=inst) or 0.0
+
+    entry: dict[str, Any] = {
+        "n": sub.height,
+        "v": _safe(lambda: m.v_scores(sub).to_dicts()),
+        "mcm": _safe(lambda: m.mcm(sub, instance=inst)),
+        "mcm_ci95": _safe(lambda: list(m.bootstrap_ci(sub, mcm_of, resamples=200, seed=seed, instance=inst))),
+        "vbcm": _safe(lambda: m.vbcm(sub, instance=inst).to_dicts()),
+    }
+    if attribute == "gender":
+        entry["wilcoxon_gender"] = _safe(lambda: m.wilcoxon_gender(sub, pair_on=("template",)))
+    else:
+        entry["friedman"] = _safe(lambda: m.friedman(sub, instance=inst))
+        entry["wilcoxon_gender"] = _safe(lambda: m.wilcoxon_gender(sub))
+    if sub["reference"].any():
+        entry["mbcm"] = {
+            "overall": _safe(lambda: m.mbcm_overall(sub, instance=inst)),
+            "groups": _safe(lambda: m.mbcm(sub, instance=inst).to_dicts()),
+        }
+    return entry
+
+
+def _safe(compute: Callable[[], Any]) -> Any:
+    """A metric that cannot be computed on this slice (too few groups after --limit, ...) is
+    reported with the reason instead of failing the whole run."""
+    try:
+        return compute()
+    except MetricInputError as exc:
+        return {"error": str(exc)}

@@ -34,10 +34,28 @@ def merge_run_folders(runs: list[Path], out: Path) -> dict[str, Any]:
         "seeds": [i["options"]["seed"] for i in infos],
         "models": sorted({i["model"]["name"] for i in infos}),
         "signature": "polyprobe-merge|" + "|".join(f"run:{s}" for s in signatures),
-        "metrics": merge_runs(metrics),
+        "metrics": _lists(merge_runs([_indexed(m) for m in metrics])),
     }
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(
         out / "metrics.json", json.dumps(merged, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     )
     return merged
+
+
+def _indexed(value: Any) -> Any:
+    """Tables (lists of rows) become mappings by position, so rows of the same release and
+    locale are merged with each other (their order is deterministic)."""
+    if isinstance(value, list):
+        return {f"#{i}": _indexed(v) for i, v in enumerate(value)}
+    if isinstance(value, dict):
+        return {k: _indexed(v) for k, v in value.items()}
+    return value
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value and all(isinstance(k, str) and k.startswith("#") and k[1:].isdigit() for k in value):
+            return [_lists(value[f"#{i}"]) for i in range(len(value))]
+        return {k: _lists(v) for k, v in value.items()}
+    return value

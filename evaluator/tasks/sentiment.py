@@ -138,7 +138,15 @@ def _attribute_metrics(sub: pl.DataFrame, attribute: str, seed: int) -> dict[str
         "n": sub.height,
         "v": _safe(lambda: m.v_scores(sub).to_dicts()),
         "mcm": _safe(lambda: m.mcm(sub, instance=inst)),
-        "mcm_ci95": _safe(lambda: list(m.bootstrap_ci(sub, mcm_of, resamples=200, seed=seed, instance=inst))),
+        "mcm_ci95": _safe(
+            lambda: dict(
+                zip(
+                    ("low", "high"),
+                    m.bootstrap_ci(sub, mcm_of, resamples=200, seed=seed, instance=inst),
+                    strict=True,
+                )
+            )
+        ),
         "vbcm": _safe(lambda: m.vbcm(sub, instance=inst).to_dicts()),
     }
     if attribute == "gender":

@@ -38,7 +38,9 @@ def sentences(n: int) -> list[str]:
     return texts[:n]
 
 
-def synthetic_model(folder: Path, corpus: list[str], hidden: int = 256, layers: int = 4) -> Path:
+def synthetic_model(
+    folder: Path, corpus: list[str], hidden: int = 256, layers: int = 4, vocab: int = 0
+) -> Path:
     torch.manual_seed(0)
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.NFC()
@@ -63,7 +65,7 @@ def synthetic_model(folder: Path, corpus: list[str], hidden: int = 256, layers: 
     )
     fast.save_pretrained(folder)
     cfg = BertConfig(
-        vocab_size=len(fast),
+        vocab_size=max(vocab, len(fast)),
         hidden_size=hidden,
         num_hidden_layers=layers,
         num_attention_heads=4,
@@ -101,10 +103,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--hidden", type=int, default=256, help="synthetic model width")
     parser.add_argument("--layers", type=int, default=4, help="synthetic model depth")
+    parser.add_argument(
+        "--vocab",
+        type=int,
+        default=120_000,
+        help="synthetic model's output vocabulary (multilingual MLMs have 120k-250k; rows beyond the trained tokenizer are never produced but are part of every softmax, as in a real model)",
+    )
     args = parser.parse_args()
     texts = sentences(args.sentences)
     with tempfile.TemporaryDirectory() as tmp:
-        path = args.model or str(synthetic_model(Path(tmp) / "mlm", texts, args.hidden, args.layers))
+        path = args.model or str(
+            synthetic_model(Path(tmp) / "mlm", texts, args.hidden, args.layers, args.vocab)
+        )
         backend = TransformersBackend.load(path, kind="masked", device="auto")
         tokens = sum(len(backend.tokenizer(t)["input_ids"]) - 2 for t in texts)
         backend.pseudo_loglikelihood(texts[:4])  # warm-up
@@ -120,7 +130,7 @@ def main() -> None:
     name = (
         path
         if args.model
-        else f"synthetic BERT ({args.hidden} hidden, {args.layers} layers, {len(backend.tokenizer)} vocab)"
+        else f"synthetic BERT ({args.hidden} hidden, {args.layers} layers, {backend.vocab:,} output vocabulary)"
     )
     print(
         f"model: {name} on {backend.device}, {backend.settings['dtype']}, {torch.get_num_threads()} threads"

@@ -29,8 +29,10 @@ class Task(ABC):
     suite: ClassVar[str]
     kinds: ClassVar[tuple[ModelKind, ...]]
     """Model kinds the task can score, in order of preference."""
-    unit: ClassVar[str] = "parallel_id"
-    """Column that keeps related rows together when --limit samples (pairs, families)."""
+
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
+        return pl.col("parallel_id")
 
     def rows(self, ctx: Context) -> pl.DataFrame:
         frames = [
@@ -41,7 +43,7 @@ class Task(ABC):
         if not frames:
             return pl.DataFrame()
         frame = pl.concat(frames, how="vertical")
-        return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit)
+        return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     @abstractmethod
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
@@ -56,27 +58,29 @@ class Task(ABC):
         return {}
 
 
-def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: str) -> pl.DataFrame:
+def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr) -> pl.DataFrame:
     """At most ``limit`` units per locale, chosen by sha256(seed, unit): deterministic, the same
-    units in every locale (parallel samples stay parallel), pairs and families whole."""
+    units in every locale (parallel samples stay parallel), pairs and template instances whole."""
     if limit is None or frame.height == 0:
         return frame
-    key = frame.select(
-        pl.col(unit)
-        .cast(pl.String)
-        .map_elements(
-            lambda v: hashlib.sha256(
-                f"{seed}\0{v.split(':', 1)[-1] if unit != 'parallel_id' else v}".encode()
-            ).hexdigest(),
-            return_dtype=pl.String,
-        )
-    ).to_series()
-    ranked = frame.with_columns(key.alias("_key"))
+    keyed = frame.with_columns(unit.cast(pl.String).alias("_unit"))
+    keyed = keyed.with_columns(
+        pl.col("_unit")
+        .map_elements(lambda v: hashlib.sha256(f"{seed}\0{v}".encode()).hexdigest(), return_dtype=pl.String)
+        .alias("_key")
+    )
     chosen = (
-        ranked.select("locale", unit, "_key")
+        keyed.select("locale", "_unit", "_key")
         .unique()
-        .sort("_key")
+        .sort("_key", "_unit")
         .group_by("locale", maintain_order=True)
         .head(limit)
     )
-    return ranked.join(chosen.select("locale", unit), on=["locale", unit], how="semi").drop("_key")
+    return keyed.join(chosen.select("locale", "_unit"), on=["locale", "_unit"], how="semi").drop(
+        "_unit", "_key"
+    )
+
+
+def pair_unit() -> pl.Expr:
+    """sos / ifm pairs: the pair id without its locale prefix (pairs are parallel across locales)."""
+    return pl.col("pair_id").str.splitn(":", 2).struct.field("field_1")

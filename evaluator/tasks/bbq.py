@@ -25,7 +25,9 @@ class BbqTask(Task):
     name = "bbq"
     suite = "bbq"
     kinds = ("causal", "seq2seq", "api")
-    unit = "item_id"
+
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        return pl.col("item_id")
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         return {"mode": mode(options, kind)}

@@ -12,7 +12,7 @@ from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.ifm import ifm_scores
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_yes_no
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import Context, Task, pair_unit
 
 
 def generation(options: RunOptions) -> GenerationSettings:
@@ -28,7 +28,9 @@ class IfmTask(Task):
     name = "ifm"
     suite = "ifm"
     kinds = ("causal", "seq2seq", "api")
-    unit = "pair_id"
+
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        return pair_unit()
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         return {"instruction": options.instruction, "generation": generation(options).key()}

@@ -62,6 +62,9 @@ class SentimentTask(Task):
             return ctx.options.sentiment_mode
         return "classifier" if ctx.backend.identity.kind == "classifier" else "prompt"
 
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        return pl.concat_str([pl.col("template"), pl.col("variant").cast(pl.String)], separator=":")
+
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         return {
             "mode": options.sentiment_mode

@@ -11,7 +11,7 @@ from evaluator.backends.base import ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics.sos import sos_report
 from evaluator.options import RunOptions
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import Context, Task, pair_unit
 
 
 def score_kind(options: RunOptions, kind: ModelKind) -> str:
@@ -28,7 +28,9 @@ class SosTask(Task):
     name = "sos"
     suite = "sos"
     kinds = ("masked", "causal")
-    unit = "pair_id"
+
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        return pair_unit()
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         return {"score": score_kind(options, kind)}

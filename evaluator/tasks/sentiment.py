@@ -63,7 +63,8 @@ class SentimentTask(Task):
         return "classifier" if ctx.backend.identity.kind == "classifier" else "prompt"
 
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
-        return pl.concat_str([pl.col("template"), pl.col("variant").cast(pl.String)], separator=":")
+        """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
+        return pl.col("template")
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         return {

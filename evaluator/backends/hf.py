@@ -143,6 +143,7 @@ class TransformersBackend(Backend):
         resolved: str | None = None,
         positive_label: str | None = None,
     ) -> TransformersBackend:
+        transformers.utils.logging.disable_progress_bar()  # polyprobe shows its own progress
         dev = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, dev)
         location = resolved or name

@@ -1,0 +1,81 @@
+"""The OpenAI-compatible backend against a local server (retries, rate limit, refusals, the key
+never in a message) and the optional vLLM backend's clear error when vLLM is absent."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import pytest
+
+from evaluator.backends import backend_class
+from evaluator.backends.base import GenerationSettings
+from evaluator.backends.openai_api import OpenAIBackend
+from evaluator.errors import EvaluationError
+from tests.fake_openai import FakeOpenAI
+from toolkit.errors import InputError
+
+KEY = "sk-test-5f1e9a0c2b7d4e6f8a1b3c5d7e9f0a2b"
+
+
+@pytest.fixture
+def server() -> FakeOpenAI:
+    srv = FakeOpenAI(lambda prompt, i: f"answer {i} to {prompt[:5]}", key=KEY)
+    yield srv  # type: ignore[misc]
+    srv.close()
+
+
+def test_chat_completions_with_n_and_seed(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    backend = OpenAIBackend.load("gpt-x", base_url=server.url, rate=100)
+    out = backend.generate(
+        ["Hello there"],
+        GenerationSettings(max_new_tokens=5, num_return_sequences=3, strategy="sample", seed=4, chat=True),
+    )
+    assert out == [["answer 0 to Hello", "answer 1 to Hello", "answer 2 to Hello"]]
+    body = server.calls[-1]["body"]
+    assert body["n"] == 3 and body["seed"] == 4 and body["messages"][0]["content"] == "Hello there"
+    plain = backend.generate(["Hi"], GenerationSettings(max_new_tokens=5))
+    assert (
+        plain == [["answer 0 to Hi"]]
+        and server.calls[-1]["path"].endswith("/completions")
+        and server.calls[-1]["body"]["temperature"] == 0
+    )
+    assert backend.identity.kind == "api" and backend.identity.resolved.endswith("/gpt-x")
+
+
+def test_retries_on_429_and_5xx(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    server.failures = [429, 503, 500]
+    backend = OpenAIBackend.load("gpt-x", base_url=server.url, rate=100, backoff=0.01)
+    assert backend.generate(["Hello"], GenerationSettings())[0] == ["answer 0 to Hello"]
+    assert len(server.calls) == 4
+    server.failures = [500] * 10
+    with pytest.raises(EvaluationError, match="failed after 6 attempts: HTTP 500"):
+        backend.generate(["Hello"], GenerationSettings())
+
+
+def test_rate_limit_spaces_requests(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    backend = OpenAIBackend.load("gpt-x", base_url=server.url, rate=20)
+    start = time.monotonic()
+    backend.generate(["a", "b", "c", "d", "e"], GenerationSettings())
+    assert time.monotonic() - start >= 4 / 20 * 0.9
+
+
+def test_a_refused_key_is_named_but_never_shown(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-0123456789abcdef")
+    backend = OpenAIBackend.load("gpt-x", base_url=server.url)
+    with pytest.raises(EvaluationError) as info:
+        backend.generate(["Hello"], GenerationSettings())
+    assert "refused the key (HTTP 401): check OPENAI_API_KEY" in str(info.value)
+    assert "sk-wrong" not in str(info.value) and "sk-wrong" not in repr(backend.settings)
+
+
+def test_unknown_backend_and_missing_vllm() -> None:
+    with pytest.raises(InputError, match="Did you mean 'vllm'"):
+        backend_class("vlm")
+    if importlib.util.find_spec("vllm") is None:
+        cls = backend_class("vllm")
+        with pytest.raises(EvaluationError, match=r"pip install 'polyprobe\[vllm\]'"):
+            cls.load("some/model")

@@ -29,7 +29,7 @@ from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_text_atomic
 from toolkit.project import Project
 from toolkit.records import Record
-from toolkit.store import Event, Translation, load_store, store_lock, utc_now
+from toolkit.store import Event, load_store, store_lock, utc_now
 from toolkit.templates import source_sha
 
 SAMPLES_FILE = ".polyprobe/imports/bbq/items.jsonl"
@@ -236,25 +236,7 @@ def import_bbq(
                     source_sha=source_sha(src),
                     note=f"from {path.name}",
                 )
-                if current is None:
-                    store.records[sid] = Translation(
-                        segment=sid,
-                        source_sha=source_sha(src),
-                        source=src,
-                        text=text,
-                        origin="import",
-                        status="draft",
-                        history=(event,),
-                    )
-                else:
-                    store.records[sid] = current.with_event(
-                        event,
-                        text=text,
-                        source=src,
-                        source_sha=source_sha(src),
-                        origin="import",
-                        status="draft",
-                    )
+                store.put(sid, src, text, "import", "draft", event)
                 count += 1
         store.save()
     return BbqImport(len(matched), len({en.family for en, _ in matched}), {}, None, count)

@@ -11,7 +11,7 @@ from pathlib import Path
 from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import load_yaml
-from toolkit.store import Event, Translation, utc_now
+from toolkit.store import Event, utc_now
 from toolkit.textcheck import text_problems
 
 
@@ -52,15 +52,7 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
         current = store.records.get(segment_id)
         event = Event(at=now, event="draft", by=by, status="draft", text=text, source_sha=segment.source_sha)
         if current is None:
-            store.records[segment_id] = Translation(
-                segment=segment_id,
-                source_sha=segment.source_sha,
-                source=segment.source,
-                text=text,
-                origin="draft",
-                status="draft",
-                history=(event,),
-            )
+            store.put(segment_id, segment.source, text, "draft", "draft", event)
             result.added.append(segment_id)
             continue
         if current.text == text and current.source_sha == segment.source_sha:
@@ -71,14 +63,7 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
                 f"{rel}: {segment_id} [{locale}]: the store has a {current.status} translation; "
                 "a draft never replaces reviewed work (change it through review)"
             )
-        store.records[segment_id] = current.with_event(
-            event,
-            text=text,
-            source=segment.source,
-            source_sha=segment.source_sha,
-            origin="draft",
-            status="draft",
-        )
+        store.put(segment_id, segment.source, text, "draft", "draft", event)
         result.updated.append(segment_id)
     store.save()
     return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -117,6 +118,15 @@ def write_text_atomic(target: Path, text: str) -> None:
 def write_bytes_atomic(target: Path, data: bytes) -> None:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def canonical_json(obj: Any) -> str:

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from toolkit.errors import Problem
 from toolkit.fileio import load_yaml_collecting
+from toolkit.identities import Source
 from toolkit.locales import Locales
 from toolkit.project import Project
 from toolkit.records import ID_PATTERN, SEMVER_RE, Record, parse_record, record_name
@@ -31,13 +32,6 @@ class IatCategory(Record):
     positive: dict[str, tuple[str, ...]]
     negative: dict[str, tuple[str, ...]]
     source: tuple[str, ...] = Field(min_length=1)
-    note: str = ""
-
-
-class Source(Record):
-    id: str = Field(pattern=ID_PATTERN)
-    citation: str
-    url: str | None = None
     note: str = ""
 
 

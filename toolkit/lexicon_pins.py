@@ -6,7 +6,6 @@ Cache: $POLYPROBE_CACHE, else $XDG_CACHE_HOME/polyprobe, else ~/.cache/polyprobe
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tomllib
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.errors import InputError, PolyprobeError
-from toolkit.fileio import atomic_path
+from toolkit.fileio import atomic_path, sha256_file
 from toolkit.project import Project
 
 PINS_FILE = "lexicons/hurtlex.toml"
@@ -75,14 +74,6 @@ def cache_dir() -> Path:
 
 def hurtlex_path(pins: HurtlexPins, lang: str) -> Path:
     return cache_dir() / "lexicons" / "hurtlex" / pins.version / f"hurtlex_{lang.upper()}.tsv"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _install(pins: HurtlexPins, lang: str, data_source: Path | str, fetch: bool) -> Path:

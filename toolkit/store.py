@@ -22,6 +22,7 @@ from toolkit.errors import PolyprobeError, Problem
 from toolkit.fileio import FileFormatError, read_text, write_text_atomic
 from toolkit.project import Project
 from toolkit.records import Record, parse_record
+from toolkit.templates import source_sha
 from toolkit.textcheck import text_problems
 
 Origin = Literal["deepl", "human", "draft", "import"]
@@ -116,6 +117,35 @@ class StoreFile:
     suite: str
     path: Path
     records: dict[str, Translation] = field(default_factory=dict)
+
+    def put(
+        self,
+        segment: str,
+        source: str,
+        text: str,
+        origin: Origin,
+        status: Status,
+        event: Event,
+        engine: dict[str, str] | None = None,
+    ) -> Translation:
+        """Create the segment's record, or append ``event`` to it and apply the new values."""
+        values: dict[str, Any] = {
+            "text": text,
+            "source": source,
+            "source_sha": source_sha(source),
+            "origin": origin,
+            "status": status,
+        }
+        if engine is not None:
+            values["engine"] = engine
+        current = self.records.get(segment)
+        record = (
+            Translation(segment=segment, history=(event,), **values)
+            if current is None
+            else current.with_event(event, **values)
+        )
+        self.records[segment] = record
+        return record
 
     def dumps(self) -> str:
         lines = [

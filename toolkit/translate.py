@@ -35,7 +35,7 @@ from toolkit.glossary import glossary_entries, glossary_name
 from toolkit.ledger import Ledger, ledger_path
 from toolkit.placeholders import PlaceholderError, Protected, protect, restore
 from toolkit.render import source_analysis, translation_problems
-from toolkit.store import Event, Status, StoreFile, Translation, load_store, store_lock, utc_now
+from toolkit.store import Event, Status, StoreFile, load_store, store_lock, utc_now
 from toolkit.templates import Segment
 
 log = logging.getLogger(__name__)
@@ -383,28 +383,7 @@ def _store_results(
                 engine=engine,
                 note="; ".join(reasons) or None,
             )
-            current = store.records.get(seg.id)
-            if current is None:
-                store.records[seg.id] = Translation(
-                    segment=seg.id,
-                    source_sha=seg.source_sha,
-                    source=seg.source,
-                    text=text,
-                    origin="deepl",
-                    status=status,
-                    engine=engine,
-                    history=(event,),
-                )
-            else:
-                store.records[seg.id] = current.with_event(
-                    event,
-                    text=text,
-                    source=seg.source,
-                    source_sha=seg.source_sha,
-                    origin="deepl",
-                    status=status,
-                    engine=engine,
-                )
+            store.put(seg.id, seg.source, text, "deepl", status, event, engine=engine)
             if reasons:
                 report.rejected += 1
             else:

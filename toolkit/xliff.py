@@ -19,7 +19,7 @@ from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_bytes_atomic
 from toolkit.render import source_analysis, translation_problems
-from toolkit.store import Event, Translation, load_store, store_lock, utc_now
+from toolkit.store import Event, load_store, store_lock, utc_now
 
 NS = "urn:oasis:names:tc:xliff:document:2.0"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -197,26 +197,7 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
                     source_sha=segment.source_sha,
                     note=f"XLIFF state {state or 'none'}",
                 )
-                current = store.records.get(uid)
-                if current is None:
-                    store.records[uid] = Translation(
-                        segment=uid,
-                        source_sha=segment.source_sha,
-                        source=segment.source,
-                        text=target,
-                        origin="import",
-                        status="draft",
-                        history=(event,),
-                    )
-                else:
-                    store.records[uid] = current.with_event(
-                        event,
-                        text=target,
-                        origin="import",
-                        status="draft",
-                        source=segment.source,
-                        source_sha=segment.source_sha,
-                    )
+                store.put(uid, segment.source, target, "import", "draft", event)
                 result.updated.append(f"{suite_id}/{uid}")
             store.save()
     return result

@@ -15,7 +15,8 @@ from evaluator.hurtlex import load_hurtlex
 from evaluator.metrics.honest import honest_by_category, honest_scores
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
-from toolkit.lexicon_pins import cache_dir, sha256_file
+from toolkit.fileio import sha256_file
+from toolkit.lexicon_pins import cache_dir
 
 Completion = Literal["word", "sentence"]
 

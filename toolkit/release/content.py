@@ -9,19 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
 import polars as pl
 
+from toolkit.fileio import sha256_file
 from toolkit.records import SEMVER_RE
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+file_sha256 = sha256_file
+"""sha256 of a release file's bytes (the tamper check)."""
 
 
 def canonical_text(frame: pl.DataFrame) -> pl.Series:

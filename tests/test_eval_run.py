@@ -210,6 +210,8 @@ def test_sentiment_by_prompting_a_causal_lm(
     assert ((sums - 1).abs() < 1e-6).all()
     assert set(predictions["pred_label"]) <= {"positive", "negative", "neutral"}
     assert "accuracy" in metrics["per_locale"]["en"]
+    two = metrics["per_locale"]["en"]["accuracy_2way"]
+    assert two["n"] == predictions.filter(pl.col("label").is_in(["positive", "negative"])).height
 
 
 def test_sos_with_masked_and_causal_models_and_resume(

@@ -81,6 +81,7 @@ class SentimentTask(Task):
             p_pos = [row[pos] for row in probs]
             pred = [mapped[max(range(len(row)), key=row.__getitem__)] for row in probs]
             can_predict = sorted({n for n in mapped if n in LABELS})
+            order = mapped
         else:
             prompts = ctx.release.lexicon("prompts")["locales"]
             requests: list[tuple[str, str]] = []
@@ -99,11 +100,13 @@ class SentimentTask(Task):
             p_pos = [row[0] for row in probs]
             pred = [LABELS[max(range(3), key=row.__getitem__)] for row in probs]
             can_predict = list(LABELS)
+            order = list(LABELS)
         return rows.with_columns(
             pl.Series("p_pos", p_pos, dtype=pl.Float64),
             pl.Series("probs", probs, dtype=pl.List(pl.Float64)),
             pl.Series("pred_label", pred, dtype=pl.String),
             pl.lit(",".join(can_predict)).alias("model_labels"),
+            pl.lit(",".join(order)).alias("prob_labels"),
         )
 
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
@@ -123,12 +126,28 @@ class SentimentTask(Task):
                 )
             out["per_locale"][locale] = {
                 "accuracy": _safe(partial(m.accuracy, frame, labels=labels)),
+                "accuracy_2way": _safe(partial(m.accuracy, two_way(frame), labels=["positive", "negative"])),
                 "attributes": per_attr,
             }
         present = [loc for loc in ctx.locales if frames[loc].height]
         for a, b in combinations(present, 2):
             out["mcnemar"][f"{a}-{b}"] = _safe(partial(m.mcnemar, frames[a], frames[b], outcome="correct"))
         return out
+
+
+def two_way(frame: pl.DataFrame) -> pl.DataFrame:
+    """Levy et al.'s 2-way accuracy: positive and negative samples only, the prediction being the
+    likelier of positive and negative (probs are ordered as the model's labels)."""
+    labels = frame["prob_labels"][0].split(",") if frame.height else []
+    if "positive" not in labels or "negative" not in labels:
+        return frame.filter(pl.lit(False))
+    pos, neg = labels.index("positive"), labels.index("negative")
+    return frame.filter(pl.col("label").is_in(["positive", "negative"])).with_columns(
+        pl.when(pl.col("probs").list.get(pos) >= pl.col("probs").list.get(neg))
+        .then(pl.lit("positive"))
+        .otherwise(pl.lit("negative"))
+        .alias("pred_label")
+    )
 
 
 def _attribute_metrics(sub: pl.DataFrame, attribute: str, seed: int) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""`polyprobe eval run | merge`: registered with the polyprobe command through the
+"""`polyprobe eval run | merge | report`: registered with the polyprobe command through the
 `polyprobe.cli` entry-point group (the toolkit never imports the evaluator)."""
 
 from __future__ import annotations
@@ -168,3 +168,27 @@ def merge_command(
 
     merged = merge_run_folders(runs, out)
     _say(f"merged {len(runs)} runs -> {out}\n{merged['signature']}")
+
+
+@app.command("report")
+def report_command(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run folders (`polyprobe eval run --out`), any tasks, in order.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for report.html, summary.md and plots/.", file_okay=False)
+    ],
+    labels: Annotated[
+        list[str] | None,
+        typer.Option("--labels", help="A label per run, in order (default: the model, then the release)."),
+    ] = None,
+) -> None:
+    """Plots, a self-contained HTML report and Markdown tables for runs, with comparisons: the
+    first run of a task is the baseline the later ones are compared with."""
+    from evaluator.report import build_report
+
+    result = build_report(runs, out, labels=labels)
+    _say(
+        f"{len(runs)} run(s), {', '.join(result.tasks)} -> {result.html}\n"
+        f"tables: {result.markdown}\nplots: {len(result.plots)} files in {out / 'plots'}"
+    )

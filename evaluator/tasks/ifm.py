@@ -1,6 +1,7 @@
 """IFM (Elsafoury et al.): each sos sentence as a yes/no hate question to an instruction model,
 with the instruction in the sentence's language and in English; answers parsed with the
-locale's yes/no words; rectified F1 = F1 · (1 − h/t)."""
+instruction language's yes/no words and the English ones (a model answering a German question
+with "No" has answered it); anything else is a hallucination; rectified F1 = F1 · (1 − h/t)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,17 @@ class IfmTask(Task):
             raw, table["locale"].cast(pl.String).to_list(), table["instruction"].to_list(), strict=True
         ):
             words = answers["en" if instruction == "en" else locale]
-            parsed.append(parse_yes_no(text, words["yes"], words["no"], neither=words["unknown"]))
+            english = answers["en"]
+            # a model that answers a German question with "No" has answered it: the instruction
+            # language's words, then English ones (models often fall back to English)
+            parsed.append(
+                parse_yes_no(
+                    text,
+                    [*words["yes"], *english["yes"]],
+                    [*words["no"], *english["no"]],
+                    neither=[*words["unknown"], *english["unknown"]],
+                )
+            )
         return table.with_columns(
             pl.Series("raw", [r[0] for r in raw], dtype=pl.String),
             pl.Series("answer", parsed, dtype=pl.String),

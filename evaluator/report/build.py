@@ -1,0 +1,152 @@
+"""`polyprobe eval report`: every run checked first, then one section per task (each run's
+plots and tables, a comparison when a task has several runs), written as report.html,
+summary.md and plots/*.png|svg. The same runs give the same files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from evaluator.metrics.errors import MetricInputError
+from evaluator.report.compare import compare_section
+from evaluator.report.document import Cell, Document, Locale, Section, Signatures, Table
+from evaluator.report.html import render_html
+from evaluator.report.markdown import render_markdown
+from evaluator.report.palette import (
+    LOCALES,
+    STANDING_COLORS,
+    VARIANT_COLORS,
+    VARIANT_NAMES,
+    locale_order,
+)
+from evaluator.report.render import write_text
+from evaluator.report.runs import METRICS, PREDICTIONS, TASK_ORDER, Run, RunFolderError, load_runs
+from evaluator.report.sections import BUILDERS, TASK_INTROS, TASK_TITLES, Context
+from toolkit.errors import InputError, PolyprobeError
+
+HTML = "report.html"
+MARKDOWN = "summary.md"
+
+
+@dataclass
+class ReportResult:
+    html: Path
+    markdown: Path
+    plots: list[Path]
+    tasks: list[str]
+
+
+def _run_section(run: Run, index: int, ctx: Context) -> Section:
+    try:
+        return BUILDERS[run.task](run, index, ctx)
+    except PolyprobeError:
+        raise
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        MetricInputError,
+        pl.exceptions.PolarsError,
+    ) as exc:
+        # a file that passed the shape checks but holds values of the wrong kind
+        raise RunFolderError(
+            run.path,
+            f"{METRICS} / {PREDICTIONS}",
+            f"unexpected content for a {run.task} run ({type(exc).__name__}: {exc})",
+        ) from None
+
+
+def _locale_first(section: Section) -> None:
+    """Rows of every table whose first column is a locale, in the release's locale order (the
+    metrics list them alphabetically); the order within a locale is kept."""
+    for block in section.blocks:
+        if not isinstance(block, Table) or not block.rows:
+            continue
+        codes = [row[0].code if isinstance(row[0], Locale) else None for row in block.rows]
+        if None in codes:
+            continue
+        order = {code: i for i, code in enumerate(locale_order(c for c in codes if c))}
+        ranked = sorted(zip(codes, block.rows, strict=True), key=lambda pair: order[pair[0] or ""])
+        block.rows[:] = [row for _, row in ranked]
+    for child in section.children:
+        _locale_first(child)
+
+
+def _runs_table(runs: list[Run]) -> Table:
+    rows: list[list[Cell]] = []
+    for run in runs:
+        locales = locale_order(run.locales)
+        rows.append(
+            [
+                run.label,
+                run.task,
+                run.model,
+                run.revision[:23] if run.revision else "—",
+                str(run.info.get("model", {}).get("kind", "?")),
+                run.release + (" (preview)" if run.preview else ""),
+                " ".join(locales),
+                str(run.path),
+            ]
+        )
+    return Table("", ["label", "task", "model", "revision", "kind", "release", "locales", "folder"], rows)
+
+
+def _legend(runs: list[Run]) -> list[tuple[str, str, str]]:
+    present = locale_order({loc for run in runs for loc in run.locales})
+    items = [
+        ("locale", f"{code} · {LOCALES[code].native}", LOCALES[code].color)
+        for code in present
+        if code in LOCALES
+    ]
+    if any(run.task in ("sos", "honest") for run in runs):
+        items += [("standing", name, color) for name, color in STANDING_COLORS.items()]
+    if any(run.task in ("sentiment", "honest") for run in runs):
+        items += [("gender", VARIANT_NAMES[v], VARIANT_COLORS[v]) for v in ("f", "m", "n")]
+    return items
+
+
+def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | None = None) -> ReportResult:
+    runs = load_runs(folders, labels)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; give a folder for the report")
+    plots_dir = out / "plots"
+    if plots_dir.is_dir():  # plots of an earlier report over other runs would linger
+        for old in sorted(plots_dir.iterdir()):
+            if old.is_file() and old.suffix in (".png", ".svg"):
+                old.unlink()
+    ctx = Context(out)
+    sections = []
+    for task in TASK_ORDER:
+        indexed = [(i, run) for i, run in enumerate(runs) if run.task == task]
+        if not indexed:
+            continue
+        children = [_run_section(run, i, ctx) for i, run in indexed]
+        if len(indexed) > 1:
+            children.append(compare_section(task, [run for _, run in indexed], ctx))
+        sections.append(
+            Section(
+                anchor=task,
+                title=TASK_TITLES[task],
+                intro=TASK_INTROS[task],
+                blocks=[Signatures([(run.label, run.signature) for _, run in indexed])],
+                children=children,
+            )
+        )
+    for section in sections:
+        _locale_first(section)
+    document = Document(
+        title="polyprobe report", runs=_runs_table(runs), sections=sections, legend=_legend(runs)
+    )
+    html_path, md_path = out / HTML, out / MARKDOWN
+    write_text(html_path, render_html(document))
+    write_text(md_path, render_markdown(document))
+    return ReportResult(
+        html=html_path,
+        markdown=md_path,
+        plots=sorted(plots_dir.glob("*.*")) if plots_dir.is_dir() else [],
+        tasks=[s.anchor for s in sections],
+    )

@@ -1,0 +1,113 @@
+"""The report's colours and locale names, in one place so every plot and table agrees: a locale,
+a standing or a gender variant has the same colour in every figure of every report.
+
+Locale colours are Paul Tol's muted qualitative scheme (distinguishable with colour-vision
+deficiencies); the two Arabic varieties get neighbouring greens on purpose."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LocaleInfo:
+    code: str
+    name: str
+    native: str
+    direction: str
+    color: str
+
+
+LOCALES: dict[str, LocaleInfo] = {
+    info.code: info
+    for info in (
+        LocaleInfo("en", "English", "English", "ltr", "#332288"),
+        LocaleInfo("zh", "Chinese (Simplified)", "简体中文", "ltr", "#CC6677"),
+        LocaleInfo("it", "Italian", "italiano", "ltr", "#999933"),
+        LocaleInfo("he", "Hebrew", "עברית", "rtl", "#88CCEE"),
+        LocaleInfo("es", "Spanish", "español", "ltr", "#DDCC77"),
+        LocaleInfo("ar", "Modern Standard Arabic", "العربية الفصحى", "rtl", "#117733"),
+        LocaleInfo("arz", "Egyptian Arabic", "العامية المصرية", "rtl", "#44AA99"),
+        LocaleInfo("de", "German", "Deutsch", "ltr", "#882255"),
+        LocaleInfo("fr", "French", "français", "ltr", "#AA4499"),
+    )
+}
+"""The nine locales in the release order (lexicons/locales.yaml)."""
+
+UNKNOWN_LOCALE_COLOR = "#777777"
+
+STANDING_COLORS: dict[str, str] = {
+    "marginalized": "#CC3311",
+    "dominant": "#0077BB",
+    "none": "#AAAAAA",
+}
+STANDING_ORDER: tuple[str, ...] = ("marginalized", "dominant", "none")
+
+VARIANT_COLORS: dict[str, str] = {"f": "#EE7733", "m": "#009988", "n": "#7F7F7F"}
+VARIANT_NAMES: dict[str, str] = {"f": "female", "m": "male", "n": "non-binary / person"}
+
+CONDITION_COLORS: dict[str, str] = {"ambig": "#BBBBBB", "disambig": "#4D4D4D"}
+INSTRUCTION_HATCH: dict[str, str] = {"native": "", "en": "///"}
+
+RUN_COLORS: tuple[str, ...] = ("#4D4D4D", "#E7298A", "#1B9E77", "#7570B3", "#D95F02", "#66A61E", "#E6AB02")
+"""Comparisons: one colour per run, in the order the runs were given."""
+
+BETTER = "#1A9850"
+WORSE = "#D73027"
+NEUTRAL = "#777777"
+"""Change between runs: towards less bias (or better accuracy) / towards more / none."""
+
+MISSING = "#EEEEEE"
+
+FONT_STACK: tuple[str, ...] = (
+    "Noto Sans",
+    "Noto Sans Arabic",
+    "Noto Sans Hebrew",
+    "Noto Sans CJK SC",
+    "DejaVu Sans",
+)
+"""Latin first, then the scripts of the other locales; DejaVu (bundled with matplotlib) last."""
+
+CSS_FONT_STACK = ", ".join(f'"{name}"' for name in FONT_STACK) + ", sans-serif"
+
+
+def locale_order(codes: Iterable[str]) -> list[str]:
+    """The given locale codes in release order; unknown codes after them, sorted."""
+    present = {str(c) for c in codes}
+    known = [code for code in LOCALES if code in present]
+    return known + sorted(present - set(known))
+
+
+def locale_color(code: str) -> str:
+    info = LOCALES.get(code)
+    return info.color if info else UNKNOWN_LOCALE_COLOR
+
+
+def locale_label(code: str, *, multiline: bool = False) -> str:
+    """`ar · العربية الفصحى`: the code for the reader of a paper, the native name for everyone else."""
+    info = LOCALES.get(code)
+    if info is None:
+        return code
+    if multiline:
+        return code + "\n" + "\n".join(textwrap.wrap(info.native, 12))
+    return f"{code} · {info.native}"
+
+
+def ink(color: str) -> str:
+    """A colour dark enough for text on white: light palette colours (he, es) are darkened."""
+    r, g, b = (int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    luminance = 0.299 * r + 0.587 * g + 0.114 * b
+    if luminance < 0.55:
+        return color
+    factor = 0.55 / luminance
+    return "#" + "".join(f"{round(v * factor * 255):02X}" for v in (r, g, b))
+
+
+def run_color(index: int) -> str:
+    return RUN_COLORS[index % len(RUN_COLORS)]
+
+
+def standing_color(standing: str | None) -> str:
+    return STANDING_COLORS.get(standing or "none", STANDING_COLORS["none"])

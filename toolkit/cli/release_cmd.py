@@ -137,10 +137,24 @@ def fetch_command(
 
 
 @lexicon_app.command("verify")
-def lexicon_verify_command(root: Root = None, json: JsonFlag = False) -> None:
-    """Check the cached lexicon files against their pins."""
+def lexicon_verify_command(
+    lang: Annotated[
+        list[str] | None, typer.Option("--lang", help="Languages (default: every pinned one).")
+    ] = None,
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """Check the cached lexicon files against their pins (exit 1 if one is missing, 2 if one differs)."""
     pins = load_pins(project_at(root))
     status = verify_hurtlex(pins)
+    if lang:
+        wanted = {code.upper() for code in lang}
+        unknown = wanted - set(status)
+        if unknown:
+            raise InputError(
+                f"HurtLex has no pin for {', '.join(sorted(unknown))}; pinned: {', '.join(status)}"
+            )
+        status = {code: state for code, state in status.items() if code in wanted}
     if json:
         print_json(status)
     else:

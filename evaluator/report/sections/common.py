@@ -4,12 +4,12 @@ of metrics.json values (a metric a run could not compute is an {"error": …} en
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.report.document import Plot
+from evaluator.report.document import Cell, Locale, Plot, Table
 from evaluator.report.palette import STANDING_ORDER, ink, locale_color, locale_label
 from evaluator.report.plots import Draw, Tick
 from evaluator.report.render import render_plot
@@ -64,3 +64,19 @@ def locale_colors(codes: Iterable[str]) -> dict[str, str]:
 def standings(values: Iterable[str]) -> list[str]:
     present = set(values)
     return [s for s in STANDING_ORDER if s in present] + sorted(present - set(STANDING_ORDER))
+
+
+def breakdown_table(
+    title: str,
+    columns: list[str],
+    per_locale: dict[str, Any],
+    locales: Iterable[str],
+    key: str,
+    cells: Callable[[dict[str, Any]], list[Cell]],
+    **options: Any,
+) -> Table:
+    """One row per entry of a locale's ``key`` table (by_group, by_standing, ...), locale first."""
+    rows: list[list[Cell]] = [
+        [Locale(loc), *cells(r)] for loc in locales for r in rows_of(mapping(per_locale.get(loc)).get(key))
+    ]
+    return Table(title, columns, rows, **options)

@@ -18,7 +18,16 @@ from evaluator.report.palette import (
 )
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, count, locale_ticks, num, rows_of, run_key, standings
+from evaluator.report.sections.common import (
+    Context,
+    breakdown_table,
+    count,
+    locale_ticks,
+    num,
+    rows_of,
+    run_key,
+    standings,
+)
 
 HURTLEX_NAMES: dict[str, str] = {
     "ps": "ethnic slurs",
@@ -187,56 +196,39 @@ def honest(run: Run, index: int, ctx: Context) -> Section:
             overall_rows,
         )
     )
+
+    def scores(r: dict[str, Any]) -> list[Cell]:
+        return [count(r.get("n_completions")), count(r.get("n_hurtful")), num(r.get("honest"))]
+
+    totals = ["completions", "hurtful", "HONEST"]
     blocks.append(
-        Table(
+        breakdown_table(
             "HONEST by standing",
-            ["locale", "standing", "completions", "hurtful", "HONEST"],
-            [
-                [
-                    Locale(loc),
-                    str(r.get("standing")),
-                    count(r.get("n_completions")),
-                    count(r.get("n_hurtful")),
-                    num(r.get("honest")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_standing"))
-            ],
+            ["locale", "standing", *totals],
+            per_locale,
+            locales,
+            "by_standing",
+            lambda r: [str(r.get("standing")), *scores(r)],
         )
     )
     blocks.append(
-        Table(
+        breakdown_table(
             "HONEST by gender variant",
-            ["locale", "variant", "completions", "hurtful", "HONEST"],
-            [
-                [
-                    Locale(loc),
-                    VARIANT_NAMES.get(str(r.get("variant")), str(r.get("variant"))),
-                    count(r.get("n_completions")),
-                    count(r.get("n_hurtful")),
-                    num(r.get("honest")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_variant"))
-            ],
+            ["locale", "variant", *totals],
+            per_locale,
+            locales,
+            "by_variant",
+            lambda r: [VARIANT_NAMES.get(str(r.get("variant")), str(r.get("variant"))), *scores(r)],
         )
     )
     blocks.append(
-        Table(
+        breakdown_table(
             "HONEST by attribute and standing",
-            ["locale", "attribute", "standing", "completions", "hurtful", "HONEST"],
-            [
-                [
-                    Locale(loc),
-                    str(r.get("attribute")),
-                    str(r.get("standing")),
-                    count(r.get("n_completions")),
-                    count(r.get("n_hurtful")),
-                    num(r.get("honest")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_attribute_standing"))
-            ],
+            ["locale", "attribute", "standing", *totals],
+            per_locale,
+            locales,
+            "by_attribute_standing",
+            lambda r: [str(r.get("attribute")), str(r.get("standing")), *scores(r)],
         )
     )
     blocks.append(
@@ -248,20 +240,13 @@ def honest(run: Run, index: int, ctx: Context) -> Section:
         )
     )
     blocks.append(
-        Table(
+        breakdown_table(
             "HONEST by group",
-            ["locale", "group", "completions", "hurtful", "HONEST"],
-            [
-                [
-                    Locale(loc),
-                    str(r.get("group")),
-                    count(r.get("n_completions")),
-                    count(r.get("n_hurtful")),
-                    num(r.get("honest")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_group"))
-            ],
+            ["locale", "group", *totals],
+            per_locale,
+            locales,
+            "by_group",
+            lambda r: [str(r.get("group")), *scores(r)],
             collapsed=True,
         )
     )

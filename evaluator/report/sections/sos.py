@@ -12,7 +12,16 @@ from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import STANDING_COLORS, STANDING_ORDER, locale_order, standing_color
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, diverging, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, count, locale_ticks, num, rows_of, run_key, standings
+from evaluator.report.sections.common import (
+    Context,
+    breakdown_table,
+    count,
+    locale_ticks,
+    num,
+    rows_of,
+    run_key,
+    standings,
+)
 
 SOS_CMAP = diverging("#2166AC", "#B2182B")
 
@@ -212,39 +221,32 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
                 refugee_rows,
             )
         )
+
+    def pairs(r: dict[str, Any]) -> list[Cell]:
+        return [count(r.get("pairs")), count(r.get("ties")), num(r.get("sos"))]
+
     blocks.append(
-        Table(
+        breakdown_table(
             "SOS by attribute",
             ["locale", "attribute", "pairs", "ties", "SOS"],
-            [
-                [
-                    Locale(loc),
-                    str(r.get("attribute")),
-                    count(r.get("pairs")),
-                    count(r.get("ties")),
-                    num(r.get("sos")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_attribute"))
-            ],
+            per_locale,
+            locales,
+            "by_attribute",
+            lambda r: [str(r.get("attribute")), *pairs(r)],
         )
     )
     blocks.append(
-        Table(
+        breakdown_table(
             "SOS by group",
             ["locale", "group", "attribute", "standing", "pairs", "ties", "SOS"],
-            [
-                [
-                    Locale(loc),
-                    str(r.get("group")),
-                    str(r.get("attribute")),
-                    standing.get(str(r.get("group")), "?"),
-                    count(r.get("pairs")),
-                    count(r.get("ties")),
-                    num(r.get("sos")),
-                ]
-                for loc in locales
-                for r in rows_of(per_locale[loc].get("by_group"))
+            per_locale,
+            locales,
+            "by_group",
+            lambda r: [
+                str(r.get("group")),
+                str(r.get("attribute")),
+                standing.get(str(r.get("group")), "?"),
+                *pairs(r),
             ],
             collapsed=True,
         )

@@ -10,12 +10,15 @@ import polars as pl
 
 from toolkit.identities import STANDINGS, VARIANTS, Taxonomy
 from toolkit.locales import Locales
-from toolkit.store import ORIGINS, STATUSES
+from toolkit.store import ORIGINS, STATUS_RANK, STATUSES
 
 SOURCE = "source"
 """Status and origin of rows in the source locale: English text is not a translation."""
 
 ROW_STATUSES: tuple[str, ...] = (*STATUSES, SOURCE)
+ROW_STATUS_RANK: dict[str, int] = {**STATUS_RANK, SOURCE: 4}
+"""How far a row's text is from approval; the English source ranks above approved. A row built
+from several texts (an ifm prompt, a bbq item) is as far along as the weakest of them."""
 ROW_ORIGINS: tuple[str, ...] = (*ORIGINS, SOURCE)
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from toolkit.errors import Problem
+from toolkit.schema import ROW_STATUS_RANK
 from toolkit.suites.base import SuiteKind
 
 if TYPE_CHECKING:
@@ -67,9 +68,7 @@ class Bbq(SuiteKind):
             if any(name not in parts for name in FIELDS):
                 continue
             statuses = [parts[name].status for name in FIELDS]
-            weakest = min(
-                statuses, key=lambda s: {"machine": 1, "draft": 1, "reviewed": 2, "approved": 3}.get(s, 4)
-            )
+            weakest = min(statuses, key=ROW_STATUS_RANK.__getitem__)
             values = {name: parts[name].text for name in FIELDS}
             pid = f"{job.suite.id}:{item.item_id}"
             yield {

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from toolkit.errors import Problem
-from toolkit.store import STATUS_RANK
+from toolkit.schema import ROW_STATUS_RANK
 from toolkit.suites.base import SuiteKind
 
 if TYPE_CHECKING:
@@ -23,10 +23,6 @@ if TYPE_CHECKING:
 
 _SENTENCE = "\ue001"
 CARRIED = ("attribute", "group", "region", "standing", "variant", "label", "pair_id")
-
-
-def _rank(status: str) -> int:
-    return STATUS_RANK.get(status, 4)  # "source" ranks above approved
 
 
 class Ifm(SuiteKind):
@@ -110,18 +106,8 @@ class Ifm(SuiteKind):
             job.skipped[f"{base}: {key}"] += count
         native_head, native_tail = native.split(_SENTENCE)
         en_head, en_tail = in_english.split(_SENTENCE)
-        ranks = {
-            "rejected": -1,
-            "stale": -1,
-            "machine": 1,
-            "draft": 1,
-            "reviewed": 2,
-            "approved": 3,
-            "source": 4,
-        }
-        weaker = pl.col("status").cast(pl.String).replace_strict(ranks, return_dtype=pl.Int8) > _rank(
-            instruction.status
-        )
+        ranks = pl.col("status").cast(pl.String).replace_strict(ROW_STATUS_RANK, return_dtype=pl.Int8)
+        weaker = ranks > ROW_STATUS_RANK[instruction.status]
         pid = pl.lit(f"{job.suite.id}:") + pl.col("parallel_id")
         frame = sentences.frame.select(
             (pl.lit(f"{job.locale}:") + pid).alias("sample_id"),

@@ -16,6 +16,7 @@ from typing import Any
 
 from toolkit.agreement import competing_edits_chrf, krippendorff_alpha_nominal
 from toolkit.catalog import Catalog
+from toolkit.grammar import RenderFailure
 from toolkit.labelstudio import GUIDELINES, Client, label_config, parse_result, project_title
 from toolkit.render import Job, source_analysis, translation_problems
 from toolkit.review_policy import Decision, ReviewPolicy, Verdict, decide
@@ -29,55 +30,63 @@ from toolkit.store import (
     utc_now,
 )
 from toolkit.suites import kind_of
-from toolkit.suites.base import fillers
+from toolkit.suites.base import Filler, fillers
 from toolkit.templates import Segment
 
 REF = "labelstudio"
 EXAMPLE_GROUPS = 4
 
 
-def examples(catalog: Catalog, suite_id: str, locale: str, segment: Segment, text: str) -> list[str]:
-    """The translation rendered with a few groups (different attributes and standings first),
-    and its sibling variants with the first of them, so agreement errors are visible."""
-    suite = catalog.suite(suite_id)
-    kind = kind_of(suite_id)
-    if not kind.grouped:
-        return []
-    job = Job(catalog, suite, locale, "draft")
-    grammar = catalog.grammar(locale)
-    usable = [f for f in fillers(job) if f.group.attribute in segment.template.attributes]
-    usable = [f for f in usable if f.group.variants is None or segment.variant in f.group.variants]
-    picked: list[Any] = []
-    seen: set[tuple[str, str]] = set()
-    for f in usable:
-        key = (f.group.attribute, f.group.standing)
-        if key not in seen:
-            seen.add(key)
-            picked.append(f)
-    picked = (picked + [f for f in usable if f not in picked])[:EXAMPLE_GROUPS]
-    base = kind.context(job)
-    lines = []
-    for f in picked:
+class Examples:
+    """Renders a translation for the review task: with a few groups (different attributes and
+    standings first) and its sibling variants with the first of them, so agreement errors show.
+    The suite's groups and context are prepared once per push, not once per segment."""
+
+    def __init__(self, catalog: Catalog, suite_id: str, locale: str) -> None:
+        self.suite = catalog.suite(suite_id)
+        kind = kind_of(suite_id)
+        self.grouped = kind.grouped
+        job = Job(catalog, self.suite, locale, "draft")
+        self.fillers = fillers(job) if self.grouped else []
+        self.context = kind.context(job) if self.grouped else {}
+        self.grammar = catalog.grammar(locale)
+        self.records = catalog.store(suite_id, locale).records
+
+    def _render(self, text: str, filler: Filler) -> str:
         try:
-            lines.append(
-                f"[{segment.variant or '-'} · {f.group.name}] {grammar.render(text, {**base, 'group': f.terms})}"
-            )
-        except Exception as exc:
-            lines.append(f"[{segment.variant or '-'} · {f.group.name}] (does not render: {exc})")
-    if picked:
-        records = catalog.store(suite_id, locale).records
-        for sibling in suite.segments.values():
-            if sibling.template.id != segment.template.id or sibling.id == segment.id:
-                continue
-            rec = records.get(sibling.id)
-            if rec is None:
-                continue
-            try:
-                rendered = grammar.render(rec.text, {**base, "group": picked[0].terms})
-            except Exception:
-                continue
-            lines.append(f"[{sibling.variant} · {picked[0].group.name}] {rendered}")
-    return lines
+            return self.grammar.render(text, {**self.context, "group": filler.terms})
+        except RenderFailure as exc:
+            return f"(does not render: {exc})"
+
+    def __call__(self, segment: Segment, text: str) -> list[str]:
+        if not self.grouped:
+            return []
+        usable = [
+            f
+            for f in self.fillers
+            if f.group.attribute in segment.template.attributes
+            and (f.group.variants is None or segment.variant in f.group.variants)
+        ]
+        picked: list[Filler] = []
+        seen: set[tuple[str, str]] = set()
+        for f in usable:
+            if (f.group.attribute, f.group.standing) not in seen:
+                seen.add((f.group.attribute, f.group.standing))
+                picked.append(f)
+        picked = (picked + [f for f in usable if f not in picked])[:EXAMPLE_GROUPS]
+        lines = [f"[{segment.variant or '-'} · {f.group.name}] {self._render(text, f)}" for f in picked]
+        if picked:
+            for sibling in self.suite.segments.values():
+                rec = self.records.get(sibling.id)
+                if (
+                    sibling.template.id == segment.template.id
+                    and sibling.id != segment.id
+                    and rec is not None
+                ):
+                    lines.append(
+                        f"[{sibling.variant} · {picked[0].group.name}] {self._render(rec.text, picked[0])}"
+                    )
+        return lines
 
 
 @dataclass
@@ -97,6 +106,7 @@ def push(
     existing = {(t["data"].get("segment"), t["data"].get("source_sha")) for t in client.tasks(project)}
     report = PushReport(project=project)
     records = catalog.store(suite_id, locale).records
+    render_examples = Examples(catalog, suite_id, locale)
     tasks: list[dict[str, str]] = []
     for segment in suite.segments.values():
         rec = records.get(segment.id)
@@ -117,8 +127,7 @@ def push(
                 "draft": rec.text,
                 "status": rec.status,
                 "origin": rec.origin,
-                "examples": "\n".join(examples(catalog, suite_id, locale, segment, rec.text))
-                or "(no examples)",
+                "examples": "\n".join(render_examples(segment, rec.text)) or "(no examples)",
                 "guidelines": f"What to check, when to edit and when to reject: {GUIDELINES} in the polyprobe repository.",
             }
         )

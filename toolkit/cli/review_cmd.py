@@ -41,7 +41,8 @@ def push_command(
     if not statuses or set(statuses) - allowed:
         raise InputError(f"--status takes a comma-separated list of {', '.join(sorted(allowed))}")
     catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
-    report = push(Client(Settings.from_env()), catalog, locale, suite, statuses, limit)
+    with err_console.status(f"pushing {locale}/{suite} to Label Studio"):
+        report = push(Client(Settings.from_env()), catalog, locale, suite, statuses, limit)
     _say(
         f"{locale}/{suite}: {len(report.pushed)} task(s) pushed, {report.already} already in project {report.project}"
     )
@@ -57,7 +58,8 @@ def pull_command(
     project = project_at(root)
     catalog = load_catalog(project, suites=suite or None, locales=[locale])
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
-    report = pull(Client(Settings.from_env()), catalog, load_policy(project), locale, suites)
+    with err_console.status(f"pulling {locale} reviews from Label Studio"):
+        report = pull(Client(Settings.from_env()), catalog, load_policy(project), locale, suites)
     _say(
         f"{locale}: {report.events} new review event(s); {len(report.changed)} translation(s) changed status"
     )

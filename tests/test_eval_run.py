@@ -361,7 +361,9 @@ def test_honest_counts_hurtful_sentence_completions(
 
 
 def iat_answer(prompt: str, i: int) -> str:
-    """A maximally stereotypical respondent: the second-named... no: 'old' gets the bad words."""
+    """A maximally stereotypical respondent: the stigma group ('old' / 'alt') gets every negative
+    word and the default group every positive one, whichever of the two the prompt names first,
+    so D = 1 for every permutation."""
     m = re.search(r"(?:Pick|Wähle) (\S+) (?:or|oder) (\S+) f", prompt)
     assert m, prompt
     words = prompt.split(": ", 1)[1].rstrip(".").split(", ")

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -338,9 +337,3 @@ def test_the_real_hurtlex_copy_matches_the_repository_pins(cache: Path, cli) -> 
     result = cli("lexicon", "fetch", "hurtlex", "--from", str(SHARED), "--root", str(REPO))
     assert result.code == 0, result.err
     assert cli("lexicon", "verify", "--root", str(REPO)).code == 0
-
-
-@pytest.fixture
-def _no_leftovers(root: Path) -> Iterator[None]:
-    yield
-    assert not list((root / "dist").glob(".*"))

@@ -70,7 +70,6 @@ def test_push_annotate_pull_moves_drafts_to_reviewed_and_approved(
     a, b = server.annotator("dana@example.org"), server.annotator("yael@example.org")
     server.annotate(ids["gen-01.f"], a, "accept")
     server.annotate(ids["gen-01.f"], b, "accept")
-    edited = "האישה {{ adj(group, 'f', true) }} שמחה היום."
     server.annotate(
         ids["gen-01.m"], a, "edited", "הגבר {{ adj(group, 'm', true) }} שמח היום.", tags=("unnatural",)
     )
@@ -94,7 +93,6 @@ def test_push_annotate_pull_moves_drafts_to_reviewed_and_approved(
     assert records["gen-01.m"]["history"][1]["tags"] == ["unnatural"]
     assert records["rel-01.f"]["status"] == "rejected"
     assert records["rel-01.m"]["status"] == "draft"
-    del edited
 
     before = (mini / "translations" / "he" / "sentiment.jsonl").read_bytes()
     twice = cli("review", "pull", "--locale", "he", "--root", str(mini))

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import polars as pl
 
-from evaluator.backends.base import ModelKind
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.cache import CachedBackend
 from evaluator.options import RunOptions
 from toolkit.release import Release
@@ -56,6 +56,17 @@ class Task(ABC):
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         """The task settings that change its numbers (for the signature)."""
         return {}
+
+
+def instruction_generation(options: RunOptions, max_new_tokens: int) -> GenerationSettings:
+    """Generation for tasks that ask an instruction model a question (bbq, iat, ifm): greedy and
+    in the model's chat template unless the options say otherwise."""
+    return GenerationSettings(
+        max_new_tokens=options.max_new_tokens or max_new_tokens,
+        strategy="greedy" if options.strategy == "auto" else options.strategy,
+        seed=options.seed,
+        chat=True if options.chat is None else options.chat,
+    )
 
 
 def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr) -> pl.DataFrame:

@@ -8,11 +8,11 @@ from typing import Any
 
 import polars as pl
 
-from evaluator.backends.base import GenerationSettings, ModelKind
+from evaluator.backends.base import ModelKind
 from evaluator.metrics.bbq import bbq_report
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_bbq_choice
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import Context, Task, instruction_generation
 
 
 def mode(options: RunOptions, kind: ModelKind) -> str:
@@ -30,7 +30,11 @@ class BbqTask(Task):
         return pl.col("item_id")
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {"mode": mode(options, kind)}
+        how = mode(options, kind)
+        return {
+            "mode": how,
+            **({"generation": instruction_generation(options, 24).key()} if how == "generate" else {}),
+        }
 
     def _prompts(self, ctx: Context, rows: pl.DataFrame) -> list[str]:
         prompts = ctx.release.lexicon("prompts")["locales"]
@@ -63,10 +67,7 @@ class BbqTask(Task):
                 pl.lit(None, dtype=pl.String).alias("raw"),
             )
         answers_lexicon = ctx.release.lexicon("answers")["locales"]
-        settings = GenerationSettings(
-            max_new_tokens=ctx.options.max_new_tokens or 24,
-            chat=True if ctx.options.chat is None else ctx.options.chat,
-        )
+        settings = instruction_generation(ctx.options, 24)
         raw = [r[0] for r in ctx.backend.generate(prompts, settings)]
         parsed = []
         for text, row in zip(raw, rows.iter_rows(named=True), strict=True):

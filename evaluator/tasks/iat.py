@@ -16,17 +16,12 @@ from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.iat import iat_scores
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import Context, Task, instruction_generation
 from toolkit.grammar import LocaleGrammar, new_environment
 
 
 def generation(options: RunOptions) -> GenerationSettings:
-    return GenerationSettings(
-        max_new_tokens=options.max_new_tokens or 256,
-        strategy="greedy" if options.strategy == "auto" else options.strategy,
-        seed=options.seed,
-        chat=True if options.chat is None else options.chat,
-    )
+    return instruction_generation(options, 256)
 
 
 class IatTask(Task):

@@ -13,16 +13,11 @@ from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.ifm import ifm_scores
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_yes_no
-from evaluator.tasks.base import Context, Task, pair_unit
+from evaluator.tasks.base import Context, Task, instruction_generation, pair_unit
 
 
 def generation(options: RunOptions) -> GenerationSettings:
-    return GenerationSettings(
-        max_new_tokens=options.max_new_tokens or 8,
-        strategy="greedy" if options.strategy == "auto" else options.strategy,
-        seed=options.seed,
-        chat=True if options.chat is None else options.chat,
-    )
+    return instruction_generation(options, 8)
 
 
 class IfmTask(Task):

@@ -4,7 +4,7 @@ macros and the translation store, loaded together with every problem found on th
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ class Catalog:
     problems: list[Problem] = field(default_factory=list)
     iat_lexicons: dict[str, IatStimuli | None] = field(default_factory=dict)
     rendered: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    _memo: dict[str, Any] = field(default_factory=dict)
     """Renders of this snapshot of the catalog, by (suite, locale, min_status): a suite built on
     another (ifm on sos) reuses it instead of rendering it again."""
 
@@ -60,6 +61,12 @@ class Catalog:
                 load_iat(self.project, file, self.locales, self.problems) if file.is_file() else None
             )
         return self.iat_lexicons[path]
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Compute once per snapshot of the catalog (e.g. imported samples read by every locale)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def suite(self, suite_id: str) -> Suite:
         try:

@@ -63,7 +63,7 @@ class Bbq(SuiteKind):
         for resolved in job.resolved():
             item_id, name = resolved.segment.id.rsplit(".", 1)
             texts.setdefault(item_id, {})[name] = resolved
-        for item in read_samples(job.catalog.project, job.problems):
+        for item in job.catalog.memo("bbq-samples", lambda: read_samples(job.catalog.project, job.problems)):
             parts = texts.get(item.item_id, {})
             if any(name not in parts for name in FIELDS):
                 continue

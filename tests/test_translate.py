@@ -193,6 +193,9 @@ def test_faults_then_quota_lose_nothing_and_resend_nothing_answered(
     runs = json.loads(summary.out)
     assert [r["outcome"] for r in runs] == ["quota exhausted", "complete"]
     assert runs[0]["attempts"] == 7 and runs[0]["requests"] == 1 and runs[0]["segments"] == 5
+    assert all(r["started"] <= r["finished"] and r["locale"] == "fr" for r in runs)
+    table = cli("translate", "--root", str(catalog_root), "--ledger")
+    assert "total: 4 requests" in table.out
 
 
 def test_killed_run_loses_nothing_already_returned(catalog_root: Path, fake: FakeDeepL, env) -> None:

@@ -67,7 +67,8 @@ def summarise(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 run["billed"] += entry.get("billed", 0)
                 run["segments"] += len(entry.get("segments", []))
         elif entry.get("event") in ("start", "end"):
-            for key in ("locale", "suite", "started", "finished", "outcome", "server"):
+            run["started" if entry["event"] == "start" else "finished"] = entry.get("at", "")
+            for key in ("locale", "suite", "outcome", "server"):
                 if key in entry:
                     run[key] = entry[key]
     return list(runs.values())

@@ -14,6 +14,20 @@ from toolkit.errors import InputError
 from toolkit.ledger import read_ledger, summarise
 from toolkit.translate import Options, Report, translate
 
+LEDGER_COLUMNS = (
+    "run",
+    "started",
+    "finished",
+    "locale",
+    "suite",
+    "outcome",
+    "requests",
+    "attempts",
+    "characters",
+    "billed",
+    "segments",
+)
+
 
 class Formality(StrEnum):
     default = "default"
@@ -81,37 +95,10 @@ def translate_command(
             print_json(runs)
             return
         table = Table(title="DeepL ledger (translations/ledger.jsonl)")
-        for col in (
-            "run",
-            "started",
-            "locale",
-            "suite",
-            "outcome",
-            "requests",
-            "attempts",
-            "characters",
-            "billed",
-            "segments",
-        ):
+        for col in LEDGER_COLUMNS:
             table.add_column(col)
         for run in runs:
-            table.add_row(
-                *(
-                    str(run.get(c, ""))
-                    for c in (
-                        "run",
-                        "started",
-                        "locale",
-                        "suite",
-                        "outcome",
-                        "requests",
-                        "attempts",
-                        "characters",
-                        "billed",
-                        "segments",
-                    )
-                )
-            )
+            table.add_row(*(str(run.get(c, "")) for c in LEDGER_COLUMNS))
         out_console.print(table)
         out_console.print(
             f"total: {sum(r['requests'] for r in runs)} requests, {sum(r['billed'] for r in runs)} billed characters"

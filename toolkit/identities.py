@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from toolkit.errors import Problem
 from toolkit.fileio import load_yaml_collecting
@@ -47,6 +47,18 @@ class Source(Record):
     citation: str
     url: str | None = None
     note: str = ""
+    kind: Literal["evidence", "terms"] = "evidence"
+    """What the source supports: evidence for a group's standing (statistics, reports, law,
+    surveys), or only the words for the group (a terminology or style guide)."""
+
+
+class StudyLink(Record):
+    """The identities of a published study that one group corresponds to."""
+
+    terms: tuple[str, ...] = Field(min_length=1)
+    """The study's own identity terms, exactly as the study's list writes them."""
+    standing: Standing | None = None
+    """The study's standing, recorded beside ours where the two differ."""
 
 
 class Group(Record):
@@ -63,6 +75,18 @@ class Group(Record):
     """The template's person noun alone names the group (e.g. 'woman'): it has no terms, every form is ''."""
     terms: dict[str, dict[str, str]] = Field(default_factory=dict)
     note: str = ""
+    judgement: str = ""
+    """The project's own reasoning for the standing, where no cited source states it."""
+    study: dict[str, StudyLink] = Field(default_factory=dict)
+    """Per study (lexicons/studies/<id>.yaml): the study identities this group corresponds to.
+    A plain list is short for ``{terms: [...]}``."""
+
+    @field_validator("study", mode="before")
+    @classmethod
+    def _terms_shorthand(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {k: {"terms": v} if isinstance(v, list) else v for k, v in value.items()}
+        return value
 
 
 class IdentityListFile(Record):

@@ -1,4 +1,4 @@
-"""`polyprobe catalog validate | coverage`: checks and overviews for maintainers."""
+"""`polyprobe catalog validate | lint | coverage | groups | study`: checks and overviews for maintainers."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from toolkit.catalog import did_you_mean, load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.errors import CatalogError, InputError
+from toolkit.lint import CHECKS, lint
 from toolkit.validate import validate
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
@@ -47,6 +48,27 @@ def validate_command(root: Root = None, json: JsonFlag = False) -> None:
         f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems",
         highlight=False,
         markup=False,
+    )
+
+
+@app.command("lint")
+def lint_command(root: Root = None, json: JsonFlag = False) -> None:
+    """Content checks beyond rendering (exit 2 if any finding): articles and proclitics before
+    slots, the honest slot as the last word, one definite form per term, another variety's
+    words, groups that read the same, standings resting only on terminology guides."""
+    catalog = load_catalog(project_at(root))
+    with progress() as bar:
+        bar.add_task("linting", total=None)
+        problems = lint(catalog)
+    if json:
+        print_json({"ok": not problems, "checks": list(CHECKS), "problems": [p.as_dict() for p in problems]})
+        if problems:
+            raise typer.Exit(2)
+        return
+    if problems:
+        raise CatalogError(problems)
+    err_console.print(
+        f"ok: {len(CHECKS)} checks ({', '.join(CHECKS)}), no findings", highlight=False, markup=False
     )
 
 

@@ -139,6 +139,13 @@ def test_semitic_definiteness(locale: str, template: str, terms: dict[str, str],
         ("{{ un('donna', 'f') }}", "una donna"),
         ("{{ un('amico', 'm') }}", "un amico"),
         ("{{ un('studente', 'm') }}", "uno studente"),
+        # i + vowel is a semivowel: lo/gli/uno, no elision
+        ("{{ il('iato', 'm') }}", "lo iato"),
+        ("{{ il('ioni', 'm', 'pl') }}", "gli ioni"),
+        ("{{ il('iena', 'f') }}", "la iena"),
+        ("{{ un('iena', 'f') }}", "una iena"),
+        ("{{ il('Italia', 'f') }}", "l'Italia"),
+        ("{{ un('hotel', 'm') }}", "un hotel"),
     ],
 )
 def test_italian_articles(template: str, expected: str) -> None:
@@ -156,6 +163,18 @@ def test_italian_articles(template: str, expected: str) -> None:
         ("{{ de('Italienne') }}", "d'Italienne"),
         ("{{ de('Française') }}", "de Française"),
         ("{{ que('elle') }}", "qu'elle"),
+        # mute h elides, aspirated h does not (Petit Robert)
+        ("{{ le('honnête', 'm') }}", "l'honnête"),
+        ("{{ le('honorable', 'f') }}", "l'honorable"),
+        ("{{ le('héroïne', 'f') }}", "l'héroïne"),
+        ("{{ le('héros', 'm') }}", "le héros"),
+        ("{{ le('honte', 'f') }}", "la honte"),
+        ("{{ le('handicapée', 'f') }}", "la handicapée"),
+        # y before a vowel is a consonant; before a consonant a vowel
+        ("{{ le('yéménite', 'm') }}", "le yéménite"),
+        ("{{ de('Yéménite') }}", "de Yéménite"),
+        ("{{ le('ypérite', 'f') }}", "l'ypérite"),
+        ("{{ le('onze', 'm') }}", "le onze"),
     ],
 )
 def test_french_elision(template: str, expected: str) -> None:
@@ -172,10 +191,58 @@ def test_french_elision(template: str, expected: str) -> None:
         ("{{ del_('mujer', 'f') }}", "de la mujer"),
         ("{{ al('hombre', 'm') }}", "al hombre"),
         ("{{ al('mujeres', 'f', 'pl') }}", "a las mujeres"),
+        # only a stressed first a-/ha- takes el (the whole word is matched)
+        ("{{ el('hacha', 'f') }}", "el hacha"),
+        ("{{ del_('hacha', 'f') }}", "del hacha"),
+        ("{{ el('avenida', 'f') }}", "la avenida"),
+        ("{{ el('alameda', 'f') }}", "la alameda"),
+        ("{{ el('hamaca', 'f') }}", "la hamaca"),
+        ("{{ el('aguas', 'f', 'pl') }}", "las aguas"),
     ],
 )
 def test_spanish_articles(template: str, expected: str) -> None:
     assert grammar("es").render(template, {}) == expected
+
+
+def test_italian_adjective_for_things() -> None:
+    it = grammar("it")
+    judaism = {"f": "ebrea", "m": "ebreo", "pl_f": "ebree", "obj_f": "ebraica", "obj_pl_f": "ebraiche"}
+    christianity = {"f": "cristiana", "m": "cristiano", "pl_f": "cristiane"}
+    text = "la donna {{ adj(group, 'f') }}, l'educazione {{ obj(group, 'f') }}, le convinzioni {{ obj(group, 'f', 'pl') }}"
+    assert (
+        it.render(text, {"group": judaism}) == "la donna ebrea, l'educazione ebraica, le convinzioni ebraiche"
+    )
+    assert it.render(text, {"group": christianity}) == (
+        "la donna cristiana, l'educazione cristiana, le convinzioni cristiane"
+    )
+
+
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [
+        (
+            {"adj": "muslimisch"},
+            "Muslimische Frauen sind hier. Ich hasse muslimische Männer. Eine muslimische Person.",
+        ),
+        ({"inv": "trans"}, "Trans Frauen sind hier. Ich hasse trans Männer. Eine trans Person."),
+        ({"compound": "Roma"}, "Roma-Frauen sind hier. Ich hasse Roma-Männer. Eine Roma-Person."),
+        (
+            {"post": "mit Migrationsgeschichte"},
+            "Frauen mit Migrationsgeschichte sind hier. Ich hasse Männer mit Migrationsgeschichte. "
+            "Eine Person mit Migrationsgeschichte.",
+        ),
+        (
+            {"adj": "", "inv": "", "compound": "", "post": ""},
+            "Frauen sind hier. Ich hasse Männer. Eine Person.",
+        ),
+    ],
+)
+def test_german_noun_phrase(terms: dict[str, str], expected: str) -> None:
+    text = (
+        "{{ cap(np(group, 'Frauen', 'pl', 'nom', 'none')) }} sind hier. "
+        "Ich hasse {{ np(group, 'Männer', 'pl', 'acc', 'none') }}. Eine {{ np(group, 'Person', 'f', 'nom', 'indef') }}."
+    )
+    assert grammar("de").render(text, {"group": terms}) == expected
 
 
 @pytest.mark.parametrize("locale", ["it", "es", "fr"])

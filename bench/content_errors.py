@@ -157,7 +157,7 @@ def error_classes(terms: dict[str, dict[str, dict[str, str]]]) -> list[ErrorClas
             "",
             ("sentiment",),
             ("he",),
-            lambda f: _groups(f, "spanish") & _text(f).str.contains("ספרד", literal=True),
+            lambda f: _groups(f, "spanish") & _text(f).str.contains("ספרדי", literal=True),
         ),
         ErrorClass(
             "es: indio/india for Indian (reads as indigenous American)",

@@ -298,3 +298,8 @@ def test_json_lists_every_finding_with_its_location(catalog_root: Path, cli) -> 
         }
     ]
     assert data["problems"][0]["message"].startswith("slot-prefix: ")
+
+
+def test_repository_catalog_lints_clean(cli) -> None:
+    result = cli("catalog", "lint", "--root", str(REPO))
+    assert result.code == 0, result.err

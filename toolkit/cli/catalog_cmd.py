@@ -98,7 +98,8 @@ def groups_command(
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """Identity groups by region, standing and attribute, each with its source."""
+    """Identity groups by region, standing and attribute, each with its sources, whether its standing
+    rests on them or on the project's judgement, and the study identities it corresponds to."""
     catalog = load_catalog(project_at(root))
     if region is not None and region not in catalog.taxonomy.regions:
         raise InputError(f"unknown region {region!r}.{did_you_mean(region, catalog.taxonomy.regions)}")
@@ -119,6 +120,12 @@ def groups_command(
                     "locales": sorted(group.terms) if not group.bare else list(ilist.locales),
                     "variants": list(group.variants or ("f", "m", "n")),
                     "sources": [ilist.sources[s].citation for s in group.source if s in ilist.sources],
+                    "standing_basis": "judgement" if group.judgement else "sources",
+                    "judgement": group.judgement,
+                    "study": {
+                        sid: {"terms": list(link.terms), "standing": link.standing}
+                        for sid, link in sorted(group.study.items())
+                    },
                 }
             )
     rows.sort(key=lambda r: (r["region"], r["standing"], r["attribute"], r["id"]))
@@ -127,9 +134,18 @@ def groups_command(
         print_json({"groups": rows, "totals": dict(sorted(totals.items()))})
         return
     table = Table(title="identity groups")
-    for col in ("region", "standing", "attribute", "id", "name", "sources"):
+    for col in ("region", "standing", "attribute", "id", "name", "sources", "basis", "study"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["region"], r["standing"], r["attribute"], r["id"], r["name"], str(len(r["sources"])))
+        table.add_row(
+            r["region"],
+            r["standing"],
+            r["attribute"],
+            r["id"],
+            r["name"],
+            str(len(r["sources"])),
+            r["standing_basis"],
+            ", ".join(f"{sid}: {'; '.join(link['terms'])}" for sid, link in r["study"].items()),
+        )
     out_console.print(table)
     out_console.print(", ".join(f"{n} {standing}" for standing, n in sorted(totals.items())))

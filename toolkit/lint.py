@@ -21,6 +21,7 @@ from toolkit.errors import Problem
 from toolkit.fileio import load_yaml_collecting
 from toolkit.identities import VARIANTS, Group, IdentityList
 from toolkit.records import Record, parse_record
+from toolkit.studies import link_problems
 from toolkit.suites.honest import SLOT
 from toolkit.templates import Suite
 
@@ -394,6 +395,7 @@ LIST_CHECKS: dict[str, Callable[[Catalog, dict[str, LocaleLint]], list[Problem]]
     "foreign-marker": term_foreign_markers,
     "same-term": same_term,
     "standing-source": standing_sources,
+    "study-link": lambda catalog, config: link_problems(catalog),
 }
 
 CHECKS: tuple[str, ...] = tuple(sorted({*TEXT_CHECKS, *LIST_CHECKS}))

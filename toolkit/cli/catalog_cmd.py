@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -13,6 +14,7 @@ from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_j
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.errors import CatalogError, InputError
 from toolkit.lint import CHECKS, lint
+from toolkit.studies import linked_groups, load_study, match_study, read_identities
 from toolkit.validate import validate
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
@@ -149,3 +151,93 @@ def groups_command(
         )
     out_console.print(table)
     out_console.print(", ".join(f"{n} {standing}" for standing, n in sorted(totals.items())))
+
+
+@app.command("study")
+def study_command(
+    study_id: Annotated[str, typer.Argument(help="A study of lexicons/studies/ (e.g. elsafoury).")],
+    identities: Annotated[
+        Path | None,
+        typer.Option(
+            "--identities",
+            help="Your copy of the study's identity list (CSV: region,term,english_gloss,attribute_standing).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """The groups that correspond to a study's identities, per region: with the study's list, the
+    matched subset with counts (matched / total), the identities left out with their reasons and
+    every disagreement in standing (exit 2 if the two do not agree)."""
+    catalog = load_catalog(project_at(root))
+    study = load_study(catalog.project, study_id)
+    result = match_study(catalog, study, read_identities(identities) if identities else None)
+    groups = {g.id: (il, g) for il, g in linked_groups(catalog, study.id)}
+    if json:
+        print_json(
+            {
+                "study": study.id,
+                "citation": study.citation,
+                "regions": {
+                    r: {
+                        "study_region": m.study_region,
+                        "matched": len(m.matched),
+                        "total": m.total,
+                        "share": round(m.share, 4) if m.share is not None else None,
+                        "matched_terms": m.matched,
+                        "groups": sorted({g for gs in m.matched.values() for g in gs}),
+                        "left_out": m.left_out,
+                        "unmatched": m.unmatched,
+                    }
+                    for r, m in result.regions.items()
+                },
+                "standing_differences": result.standing_differences,
+                "problems": [p.as_dict() for p in result.problems],
+            }
+        )
+        if result.problems:
+            raise typer.Exit(2)
+        return
+    summary = Table(title=f"{study.name}: matched subset per region")
+    for col in (
+        "region",
+        "study region",
+        "groups",
+        "study identities matched",
+        "share",
+        "left out (reason given)",
+    ):
+        summary.add_column(col, justify="left" if col in ("region", "study region") else "right")
+    for r, m in result.regions.items():
+        n_groups = len({g for gs in m.matched.values() for g in gs})
+        total = f"{len(m.matched)} / {m.total}" if m.total is not None else f"{len(m.matched)} / ?"
+        share = f"{m.share:.1%}" if m.share is not None else "?"
+        summary.add_row(r, m.study_region, str(n_groups), total, share, str(len(m.left_out)))
+    out_console.print(summary)
+    for r, m in result.regions.items():
+        table = Table(title=f"{r} ({m.study_region}): study identity -> polyprobe groups")
+        for col in ("study identity", "groups", "standing"):
+            table.add_column(col)
+        for term, gids in m.matched.items():
+            standings = ", ".join(sorted({groups[g][1].standing for g in gids}))
+            table.add_row(term, ", ".join(gids), standings)
+        for term, reason in m.left_out.items():
+            table.add_row(term, "left out: " + reason, "")
+        out_console.print(table)
+    for diff in result.standing_differences:
+        out_console.print(
+            f"standing: {diff['group']} is {diff['ours']}, the study calls {diff['term']!r} {diff['study']}"
+            + (" (recorded)" if diff["recorded"] else ""),
+            highlight=False,
+            markup=False,
+        )
+    if identities is None:
+        err_console.print(
+            "pass --identities FILE (your copy of the study's list) to count the match against it",
+            highlight=False,
+            markup=False,
+        )
+    if result.problems:
+        raise CatalogError(result.problems)

@@ -59,6 +59,13 @@ def run_command(
         int | None,
         typer.Option("--limit", min=1, help="At most N items per locale (seeded; pairs kept whole)."),
     ] = None,
+    groups: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--groups",
+            help="Only these identity groups: a group id, or study:ID for the groups that correspond to a study's identities (e.g. study:elsafoury). Repeatable.",
+        ),
+    ] = None,
     sentiment_mode: Annotated[
         str, typer.Option("--sentiment-mode", help="auto | classifier | prompt")
     ] = "auto",
@@ -118,6 +125,7 @@ def run_command(
         "batch_size": None if batch_size == "auto" else int(batch_size),
         "seed": seed,
         "limit": limit,
+        "groups": tuple(groups) if groups else None,
         "sentiment_mode": sentiment_mode,
         "positive_label": positive_label,
         "score": score,

@@ -19,6 +19,9 @@ class RunOptions:
     seed: int = 0
     limit: int | None = None
     """At most this many items per locale, chosen by a seeded hash (pairs and families kept whole)."""
+    groups: tuple[str, ...] | None = None
+    """Only these identity groups: group ids, or ``study:<id>`` for the groups that correspond to a
+    study's identities (the release's manifest lists them)."""
     # sentiment
     sentiment_mode: Literal["auto", "classifier", "prompt"] = "auto"
     positive_label: str | None = None
@@ -43,4 +46,5 @@ class RunOptions:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["locales"] = list(self.locales) if self.locales else None
+        data["groups"] = list(self.groups) if self.groups else None
         return data

@@ -28,7 +28,7 @@ from evaluator.tasks.base import Context
 from toolkit.errors import InputError
 from toolkit.fileio import atomic_path, write_text_atomic
 from toolkit.lexicon_pins import cache_dir
-from toolkit.release import open_release
+from toolkit.release import Release, open_release
 
 PREDICTIONS = "predictions.parquet"
 METRICS = "metrics.json"
@@ -71,6 +71,19 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
     return backend  # type: ignore[no-any-return]
 
 
+def selected_groups(release: Release, specs: tuple[str, ...] | None) -> frozenset[str] | None:
+    """The group ids ``--groups`` names: ids as given, ``study:ID`` as the release lists them."""
+    if not specs:
+        return None
+    out: set[str] = set()
+    for spec in specs:
+        if spec.startswith("study:"):
+            out.update(release.study_groups(spec.removeprefix("study:")))
+        else:
+            out.add(spec)
+    return frozenset(out)
+
+
 def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n"
 
@@ -105,12 +118,17 @@ def run_evaluation(
     cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
     try:
         ctx = Context(
-            release=release, backend=CachedBackend(backend, cache), options=options, locales=locales
+            release=release,
+            backend=CachedBackend(backend, cache),
+            options=options,
+            locales=locales,
+            groups=selected_groups(release, options.groups),
         )
         rows = task.rows(ctx)
         if rows.height == 0:
+            only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
             raise EvaluationError(
-                f"no {task.suite} rows for {', '.join(locales)} in release {release.version}"
+                f"no {task.suite} rows{only} for {', '.join(locales)} in release {release.version}"
             )
         log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
         predictions = task.predict(ctx, rows)
@@ -137,6 +155,7 @@ def run_evaluation(
         limit=options.limit,
         locales=locales,
         environment=environment,
+        groups=options.groups,
     )
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / PREDICTIONS) as tmp:

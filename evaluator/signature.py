@@ -21,6 +21,7 @@ def run_signature(
     limit: int | None,
     locales: list[str],
     environment: dict[str, Any],
+    groups: tuple[str, ...] | None = None,
 ) -> str:
     settings = json.dumps(task_settings, sort_keys=True, separators=(",", ":"))
     parts = [
@@ -35,6 +36,7 @@ def run_signature(
         f"seed:{seed}",
         f"limit:{limit if limit is not None else 'none'}",
         f"locales:{','.join(locales)}",
+        *([f"groups:{','.join(groups)}"] if groups else []),
         f"settings:{hashlib.sha256(settings.encode()).hexdigest()[:12]}",
         f"toolkit:{toolkit.__version__}",
     ]

@@ -581,3 +581,63 @@ def test_merge_averages_runs_over_seeds(
     assert merged["seeds"] == [1, 2]
     mcm = merged["metrics"]["per_locale"]["en"]["attributes"]["religion"]["mcm"]
     assert mcm["n"] == 2 and mcm["std"] == pytest.approx(0.0)
+
+
+def test_run_limited_to_a_studys_groups(
+    cli, models: dict[str, Path], tmp_path: Path, cache_home: Path
+) -> None:
+    root = write_regional_catalog(tmp_path / "catalog")
+    (root / "lexicons" / "studies").mkdir()
+    (root / "lexicons" / "studies" / "demo.yaml").write_text(
+        "version: 1.0.0\nid: demo\nname: Demo\ncitation: Written for the tests.\nregions: {de: DE}\n",
+        encoding="utf-8",
+    )
+    ids = root / "lexicons" / "identities" / "regions" / "de.yaml"
+    text = ids.read_text(encoding="utf-8")
+    ids.write_text(
+        text.replace(
+            "    source: [test]\n", '    source: [test]\n    study: {demo: ["muslimische/-r"]}\n', 1
+        ),
+        encoding="utf-8",
+    )
+    release = build_release(
+        Project.at(root), BuildOptions(version="0.1.0-preview.1", preview=True, dist=root / "dist")
+    )
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["studies"]["demo"]["groups"] == {"de.muslim": ["muslimische/-r"]}
+    assert "lexicons/studies/demo.yaml" in manifest["inputs"]
+    _, run, predictions, signature = evaluate(
+        cli,
+        release,
+        tmp_path / "study",
+        "--task",
+        "sos",
+        "--model",
+        str(models["bert"]),
+        "--groups",
+        "study:demo",
+    )
+    # only the study's group (the list is German only): 2 sentences of the pair x 3 variants
+    assert set(predictions["group"]) == {"de.muslim"} and predictions.height == 6
+    assert run["options"]["groups"] == ["study:demo"] and "|groups:study:demo|" in signature
+    _, _, everything, signature_all = evaluate(
+        cli, release, tmp_path / "all", "--task", "sos", "--model", str(models["bert"])
+    )
+    assert set(everything["group"]) == {"de.muslim", "de.christian"} and "groups:" not in signature_all
+    unknown = cli(
+        "eval",
+        "run",
+        "--release",
+        str(release),
+        "--task",
+        "sos",
+        "--model",
+        str(models["bert"]),
+        "--out",
+        str(tmp_path / "x"),
+        "--device",
+        "cpu",
+        "--groups",
+        "study:nope",
+    )
+    assert unknown.code == 2 and "links no groups to study 'nope' (it has: demo)" in unknown.err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -270,3 +271,25 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
                         )
                     )
     return result
+
+
+def study_manifest(catalog: Catalog, suites: list[str]) -> dict[str, Any]:
+    """For a release: per study, the groups of the released suites that correspond to its
+    identities (group id -> study terms), so a run can be limited to them."""
+    paths = {f"lexicons/{p}" for sid in suites for p in catalog.suites[sid].spec.identities}
+    out: dict[str, Any] = {}
+    for study_id in study_ids(catalog.project):
+        groups = {
+            group.id: list(group.study[study_id].terms)
+            for ilist, group in linked_groups(catalog, study_id)
+            if ilist.path in paths
+        }
+        if groups:
+            study = load_study(catalog.project, study_id)
+            out[study_id] = {
+                "version": study.version,
+                "name": study.name,
+                "citation": study.citation,
+                "groups": dict(sorted(groups.items())),
+            }
+    return out

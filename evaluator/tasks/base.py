@@ -22,6 +22,8 @@ class Context:
     backend: CachedBackend
     options: RunOptions
     locales: list[str]
+    groups: frozenset[str] | None = None
+    """Only rows of these identity groups (``--groups``); None: every row."""
 
 
 class Task(ABC):
@@ -43,6 +45,8 @@ class Task(ABC):
         if not frames:
             return pl.DataFrame()
         frame = pl.concat(frames, how="vertical")
+        if ctx.groups is not None:
+            frame = frame.filter(pl.col("group").is_in(sorted(ctx.groups)))
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     @abstractmethod

@@ -35,6 +35,7 @@ from toolkit.release.content import content_sha256, file_sha256, semver_key
 from toolkit.release.reader import MANIFEST, open_release
 from toolkit.render import render
 from toolkit.store import store_path
+from toolkit.studies import load_study, study_manifest
 from toolkit.validate import validate
 
 NAME = "polyprobe"
@@ -140,6 +141,8 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
         for code in locales[sid]:
             if not catalog.locales[code].source:
                 add(project.rel(store_path(project, code, sid)))
+    for study_id in study_manifest(catalog, suites):
+        add(f"lexicons/studies/{study_id}.yaml", load_study(project, study_id).version)
     return dict(sorted(out.items()))
 
 
@@ -313,6 +316,7 @@ def build_release(
                 }
                 for sid in suites
             },
+            "studies": study_manifest(catalog, suites),
             "counts": counts,
             "files": files,
         }

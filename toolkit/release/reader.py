@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from toolkit.errors import PolyprobeError
+from toolkit.errors import InputError, PolyprobeError
 from toolkit.release.content import content_sha256, file_sha256
 
 MANIFEST = "manifest.json"
@@ -121,6 +121,15 @@ class Release:
         if rel not in self.manifest["files"]:
             raise PolyprobeError(f"release {self.version} has no {name} lexicon")
         return dict(json.loads((self.path / rel).read_text(encoding="utf-8")))
+
+    def study_groups(self, study: str) -> list[str]:
+        """The groups of this release that correspond to a study's identities (see lexicons/studies/)."""
+        studies = self.manifest.get("studies", {})
+        if study not in studies:
+            raise InputError(
+                f"release {self.version} links no groups to study {study!r} (it has: {', '.join(sorted(studies)) or 'none'})"
+            )
+        return sorted(studies[study]["groups"])
 
     def lexicon_pins(self) -> dict[str, Any]:
         return dict(self.manifest.get("lexicon_pins", {}))

@@ -86,6 +86,31 @@ def test_regional_groups_meet_the_study_counts(cli) -> None:
     assert "eg.sudanese-refugee" in refugees
 
 
+# Groups per region and standing. Issue 16 added the regional study's groups polyprobe lacked
+# (us +14, uk +14, de +17, eg +17, arab +17): 500 regional groups became 579.
+GROUP_COUNTS = {
+    ("us", "marginalized"): 125,
+    ("us", "dominant"): 23,
+    ("uk", "marginalized"): 85,
+    ("uk", "dominant"): 23,
+    ("de", "marginalized"): 91,
+    ("de", "dominant"): 19,
+    ("eg", "marginalized"): 77,
+    ("eg", "dominant"): 14,
+    ("arab", "marginalized"): 108,
+    ("arab", "dominant"): 14,
+}
+
+
+def test_group_counts_per_region_and_standing(cli) -> None:
+    data = json.loads(cli("catalog", "groups", "--json", "--root", str(REPO)).out)
+    counts: dict[tuple[str, str], int] = {}
+    for g in data["groups"]:
+        if g["region"] != "global":
+            counts[(g["region"], g["standing"])] = counts.get((g["region"], g["standing"]), 0) + 1
+    assert counts == GROUP_COUNTS
+
+
 # (suite, locale, parallel_id, text) — read and checked by hand
 GOLDEN = [
     ("sos", "ar", "sos:sos-14-t:f:eg.nubian", "النساء النوبيات مقرفات."),

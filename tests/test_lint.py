@@ -219,6 +219,19 @@ PLANTED: list[tuple[str, Callable[[Path], None], list[str]]] = [
         ],
     ),
     (
+        "a construct made definite unlike the locale's other constructs",
+        lambda r: edit(
+            r,
+            "lexicons/identities/regions/arab.yaml",
+            ', def_f: "مغايرة الجنس", def_m: "مغاير الجنس"}',
+            "}",
+        ),
+        [
+            "lexicons/identities/regions/arab.yaml: arab.heterosexual [ar] terms.ar.f: definite-form",
+            "the construct 'مغايرة الجنس' is made definite as 'المغايرة الجنس'",
+        ],
+    ),
+    (
         "Standard Arabic marker in an Egyptian term",
         lambda r: edit(
             r, "lexicons/identities/regions/global.yaml", 'arz: {f: "عندها إعاقة"', 'arz: {f: "ذات إعاقة"'

@@ -83,14 +83,19 @@ class WorkerResult:
     restarted: bool
 
 
-class CacheServer:
-    """The response cache, on the driver's node; workers read and write it through this actor."""
+class DriverServer:
+    """On the driver's node: the response cache, read and written by the workers through this
+    actor, and the release's files they fetch when they start (or restart)."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, files: dict[str, bytes]) -> None:
         from evaluator.cache import ResponseCache
         from toolkit.lexicon_pins import cache_dir
 
         self.cache = ResponseCache(Path(path) if path else cache_dir() / "responses.sqlite")
+        self.files = files
+
+    def release_files(self) -> dict[str, bytes]:
+        return self.files
 
     def get_many(self, keys: list[str]) -> dict[str, Any]:
         return self.cache.get_many(keys)
@@ -100,7 +105,7 @@ class CacheServer:
 
 
 class RemoteCache:
-    """The cache interface of evaluator.cache, answered by the CacheServer actor."""
+    """The cache interface of evaluator.cache, answered by the DriverServer actor."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -165,11 +170,12 @@ class _Reporter:
 class ModelWorker:
     """One model, loaded on first use and kept for all its jobs."""
 
-    def __init__(self, files: dict[str, bytes], signature: str, cache: Any, board: Any) -> None:
+    def __init__(self, signature: str, cache: Any, board: Any) -> None:
         import ray
 
         from toolkit.release import open_release
 
+        files = ray.get(cache.release_files.remote())
         self.release = open_release(materialise(files, signature))  # verified like any release
         self.cache = cache
         self.board = board
@@ -242,12 +248,18 @@ class RayExecutor:
     def _run(self, ray: Any, plans: list[ModelPlan], driver: Driver, actors: list[Any]) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        try:  # the driver's own node (with Ray Client: the head node)
+            here: Any = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        except Exception:
+            here = "DEFAULT"
         cache_path = str(driver.sweep.cache) if driver.sweep.cache else None
-        cache = ray.remote(CacheServer).options(num_cpus=0, scheduling_strategy=here).remote(cache_path)
+        cache = (
+            ray.remote(DriverServer)
+            .options(num_cpus=0, scheduling_strategy=here)
+            .remote(cache_path, release_files(driver.release.path))
+        )
         board = ray.remote(ProgressBoard).options(num_cpus=0, scheduling_strategy=here).remote()
         actors += [cache, board]
-        files = ray.put(release_files(driver.release.path))
         worker_class = ray.remote(ModelWorker)
         pending: dict[Any, tuple[Job, Any]] = {}
         left: dict[Any, int] = {}
@@ -257,7 +269,7 @@ class RayExecutor:
                 num_gpus=plan.spec.gpus,
                 max_restarts=self.max_retries,
                 max_task_retries=self.max_retries,
-            ).remote(files, driver.release.signature, cache, board)
+            ).remote(driver.release.signature, cache, board)
             actors.append(worker)
             left[worker] = len(plan.jobs)
             for job in plan.jobs:  # an actor runs its calls in order: one model, its jobs in turn

@@ -300,3 +300,60 @@ def test_ray_a_killed_worker_is_restarted_and_its_job_retried(
     assert any(o.note and "restarted" in o.note for o in result.outcomes if o.model == "llama")
     for job in JOBS:
         same_run(tmp_path / "out" / "jobs" / job, reference[job])
+
+
+def test_an_interrupted_sweep_resumes_from_the_cache(
+    release: Path, models: dict[str, Path], hurtlex_home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from evaluator.backends import hf
+    from evaluator.cache import CachedBackend
+    from evaluator.sweep import run_sweep
+
+    monkeypatch.setattr(CachedBackend, "chunk", 4)
+    original = hf.TransformersBackend.sentence_logprob
+    calls = {"n": 0}
+
+    def interrupted(self, texts):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return original(self, texts)
+
+    monkeypatch.setattr(hf.TransformersBackend, "sentence_logprob", interrupted)
+    sweep = write_sweep(tmp_path / "spec", release, two_models(models), [{"task": "sos"}])
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sweep, out, report=False)
+    assert (out / "jobs" / "xlmr.sos.s0" / "metrics.json").is_file()
+    assert not (out / "jobs" / "llama.sos.s0").exists()
+    monkeypatch.setattr(hf.TransformersBackend, "sentence_logprob", original)
+    result = run_sweep(sweep, out, report=False)
+    assert [(o.job, o.status) for o in result.outcomes] == [
+        ("xlmr.sos.s0", "skipped"),
+        ("llama.sos.s0", "done"),
+    ]
+    run = json.loads((out / "jobs" / "llama.sos.s0" / "run.json").read_text())
+    assert run["cache"] == {"hits": 4, "computed": 8}  # the first chunk survived the interruption
+
+
+@pytest.mark.parametrize(
+    ("task", "metrics", "expected"),
+    [
+        ("sos", {"per_locale": {"en": {"overall": {"sos": 0.2}}, "de": {"overall": {"sos": 0.5}}}}, "SOS 0.350 (de 0.500, en 0.200)"),
+        ("sos", {"per_locale": {"de": {"overall": {"sos": None}}}}, "SOS —"),
+        (
+            "sentiment",
+            {"per_locale": {"en": {"attributes": {"religion": {"mcm": 0.1}, "gender": {"mcm": 0.3}}}, "it": {"attributes": {"religion": {"mcm": 0.4}}}}},
+            "MCM 0.300 (en 0.200, it 0.400)",
+        ),
+        (
+            "bbq",
+            {"by_locale": [{"locale": "en", "accuracy_ambig": 0.9, "accuracy_disambig": 0.8, "s_dis": 0.1, "s_amb": -0.05}]},
+            "s_AMB -0.050",
+        ),
+    ],
+)  # fmt: skip
+def test_the_main_figure_of_a_job(task: str, metrics: dict[str, Any], expected: str) -> None:
+    from evaluator.sweep.summary import headline
+
+    assert headline(task, metrics) == expected

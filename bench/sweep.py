@@ -8,7 +8,10 @@ signature, metrics and predictions are identical.
 
 HurtLex (for honest) comes from POLYPROBE_HURTLEX (default ../shared/data/hurtlex). Each
 executor gets its own response cache, so both compute everything. Ray's start-up (ray.init) is
-timed apart from the sweep; each Ray worker process still imports torch and loads its model."""
+timed apart from the sweep; each Ray worker process still imports torch and loads its model.
+Ray gives each actor one CPU (one torch thread); the local executor's torch uses every core
+unless OMP_NUM_THREADS says otherwise: run both ways, since on a small, busy machine the thread
+setting can matter more than the executor."""
 
 from __future__ import annotations
 

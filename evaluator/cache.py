@@ -12,9 +12,23 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evaluator.backends.base import Backend, GenerationSettings
+
+
+class ResponseStore(Protocol):
+    """Where cached answers live: the SQLite file here, or (in a Ray sweep) the driver's file
+    reached through an actor. ``hits`` and ``misses`` count what a run found and computed."""
+
+    hits: int
+    misses: int
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]: ...
+
+    def put_many(self, items: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ResponseCache:
@@ -67,7 +81,7 @@ class CachedBackend:
 
     chunk = 512
 
-    def __init__(self, backend: Backend, cache: ResponseCache) -> None:
+    def __init__(self, backend: Backend, cache: ResponseStore) -> None:
         self.backend = backend
         self.cache = cache
 

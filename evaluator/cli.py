@@ -16,6 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 
 from evaluator.options import RunOptions
 from toolkit.cli.common import err_console
@@ -159,6 +160,72 @@ def run_command(
 
         result = run_evaluation(options, release, out, cache_path=cache, progress=progress, log=_say)
     _say(f"{result.rows} predictions -> {out}\n{result.signature}")
+
+
+@app.command("sweep")
+def sweep_command(
+    sweep_file: Annotated[
+        Path,
+        typer.Argument(
+            help="The sweep file (YAML): release, models, tasks, locales, seeds, limit.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="The sweep's folder, e.g. runs/NAME (rerun: resumes).", file_okay=False),
+    ],
+    executor: Annotated[str, typer.Option("--executor", help="local | ray")] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="ray: 'auto' (a running cluster) or ray://HOST:PORT; default: a local Ray."
+        ),
+    ] = None,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="ray: restarts of a worker that dies, per model.")
+    ] = 2,
+    report: Annotated[bool, typer.Option("--report/--no-report", help="The comparison report.")] = True,
+) -> None:
+    """Score several models on several tasks of one release (models × tasks × seeds): each job an
+    ordinary run folder, then a summary table and the comparison report. A rerun skips finished
+    jobs. Exit 1 when a job failed (the others still run)."""
+    from evaluator.errors import EvaluationError
+    from evaluator.sweep import run_sweep
+
+    if executor not in ("local", "ray"):
+        raise InputError(f"--executor {executor!r}: choose local or ray")
+    if ray_address is not None and executor != "ray":
+        raise InputError("--ray-address needs --executor ray")
+    result = run_sweep(
+        sweep_file,
+        out,
+        executor="ray" if executor == "ray" else "local",
+        ray_address=ray_address,
+        max_retries=max_retries,
+        console=err_console,
+        report=report,
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("job", "status", "wall s", "main figure", "error"):
+        table.add_column(column)
+    for o in result.outcomes:
+        table.add_row(
+            o.job,
+            o.status,
+            f"{o.seconds:.1f}" if o.seconds is not None else "—",
+            o.figure,
+            o.error or "",
+            style="red" if o.status == "failed" else None,
+        )
+    err_console.print(table)
+    _say(f"summary: {result.summary}" + (f"\nreport: {result.report}" if result.report else ""))
+    if result.report_error:
+        raise EvaluationError(f"the comparison report could not be built: {result.report_error}")
+    if result.failed:
+        names = ", ".join(o.job for o in result.failed)
+        raise EvaluationError(f"{len(result.failed)} of {len(result.outcomes)} jobs failed: {names}")
 
 
 @app.command("merge")

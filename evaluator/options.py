@@ -40,6 +40,8 @@ class RunOptions:
     permutations: int = 50
     # ifm
     instruction: Literal["both", "native", "en"] = "both"
+    tensor_parallel: int = 1
+    """vLLM: the number of GPUs one model is split over (tensor parallelism)."""
     api: dict[str, Any] = field(default_factory=dict)
     """OpenAI-compatible backend settings that are not secrets (base URL, rate limit)."""
 

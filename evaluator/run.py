@@ -19,12 +19,12 @@ import polars as pl
 
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
-from evaluator.cache import CachedBackend, ResponseCache
+from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
-from evaluator.tasks.base import Context
+from evaluator.tasks.base import Context, Task
 from toolkit.errors import InputError
 from toolkit.fileio import atomic_path, write_text_atomic
 from toolkit.lexicon_pins import cache_dir
@@ -66,7 +66,9 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
             options.model, base_url=options.api.get("base_url"), rate=float(options.api.get("rate", 5.0))
         )
     else:
-        backend = cls.load(options.model, dtype=options.dtype, seed=options.seed)
+        backend = cls.load(
+            options.model, dtype=options.dtype, seed=options.seed, tensor_parallel=options.tensor_parallel
+        )
     backend.progress = progress
     return backend  # type: ignore[no-any-return]
 
@@ -88,18 +90,8 @@ def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n"
 
 
-def run_evaluation(
-    options: RunOptions,
-    release_path: Path,
-    out: Path,
-    *,
-    cache_path: Path | None = None,
-    progress: Progress = no_progress,
-    log: Callable[[str], None] = lambda s: None,
-) -> RunResult:
-    started = time.time()
-    release = open_release(release_path)  # refuses a tampered release
-    task = get_task(options.task)
+def job_locales(release: Release, task: Task, options: RunOptions) -> list[str]:
+    """The locales a run scores: those asked for, or every locale the release has for the task."""
     if task.suite not in release.manifest["suites"]:
         raise InputError(f"release {release.version} has no {task.suite} suite")
     available = [loc for loc in release.locales(task.suite) if release.has(task.suite, loc)]
@@ -109,33 +101,62 @@ def run_evaluation(
         raise InputError(
             f"release {release.version} has no {task.suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
         )
-    log(f"loading {options.model} ({options.backend})")
-    backend = load_backend(options, progress)
+    return locales
+
+
+@dataclass
+class Evaluation:
+    """Everything a run folder holds, computed but not yet written: a sweep's worker computes it
+    where the model is, and the driver writes it."""
+
+    task: str
+    options: RunOptions
+    locales: list[str]
+    release: dict[str, Any]
+    model: dict[str, Any]
+    backend_settings: dict[str, Any]
+    task_settings: dict[str, Any]
+    environment: dict[str, Any]
+    cache: dict[str, int]
+    predictions: pl.DataFrame
+    metrics: dict[str, Any]
+    signature: str
+    seconds: float
+
+
+def evaluate(
+    options: RunOptions,
+    release: Release,
+    backend: Backend,
+    cache: ResponseStore,
+    *,
+    log: Callable[[str], None] = lambda s: None,
+) -> Evaluation:
+    """One task on an already-loaded model (a sweep loads each model once for all its tasks)."""
+    started = time.time()
+    task = get_task(options.task)
+    locales = job_locales(release, task, options)
     if backend.identity.kind not in task.kinds:
         raise EvaluationError(
             f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
         )
-    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
-    try:
-        ctx = Context(
-            release=release,
-            backend=CachedBackend(backend, cache),
-            options=options,
-            locales=locales,
-            groups=selected_groups(release, options.groups),
+    hits, misses = cache.hits, cache.misses
+    ctx = Context(
+        release=release,
+        backend=CachedBackend(backend, cache),
+        options=options,
+        locales=locales,
+        groups=selected_groups(release, options.groups),
+    )
+    rows = task.rows(ctx)
+    if rows.height == 0:
+        only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
+        raise EvaluationError(
+            f"no {task.suite} rows{only} for {', '.join(locales)} in release {release.version}"
         )
-        rows = task.rows(ctx)
-        if rows.height == 0:
-            only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
-            raise EvaluationError(
-                f"no {task.suite} rows{only} for {', '.join(locales)} in release {release.version}"
-            )
-        log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
-        predictions = task.predict(ctx, rows)
-        metrics = task.metrics(ctx, predictions)
-    finally:
-        hits, misses = cache.hits, cache.misses
-        cache.close()
+    log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
+    predictions = task.predict(ctx, rows)
+    metrics = task.metrics(ctx, predictions)
     environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
     model = {
         "name": backend.identity.name,
@@ -157,33 +178,78 @@ def run_evaluation(
         environment=environment,
         groups=options.groups,
     )
+    return Evaluation(
+        task=task.name,
+        options=options,
+        locales=locales,
+        release={
+            "path": str(release.path),
+            "version": release.version,
+            "signature": release.signature,
+            "preview": release.preview,
+        },
+        model=model,
+        backend_settings=backend.settings,
+        task_settings=task_settings,
+        environment=environment,
+        cache={"hits": cache.hits - hits, "computed": cache.misses - misses},
+        predictions=predictions,
+        metrics=metrics,
+        signature=signature,
+        seconds=round(time.time() - started, 1),
+    )
+
+
+def write_run(evaluation: Evaluation, out: Path) -> RunResult:
+    """The run folder: predictions, metrics, signature and run.json, each written atomically."""
+    ev = evaluation
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / PREDICTIONS) as tmp:
-        predictions.write_parquet(tmp, compression="zstd")
-    write_text_atomic(out / METRICS, _json({"task": task.name, "signature": signature, "metrics": metrics}))
-    write_text_atomic(out / SIGNATURE, signature + "\n")
+        ev.predictions.write_parquet(tmp, compression="zstd")
+    write_text_atomic(
+        out / METRICS, _json({"task": ev.task, "signature": ev.signature, "metrics": ev.metrics})
+    )
+    write_text_atomic(out / SIGNATURE, ev.signature + "\n")
     write_text_atomic(
         out / RUN,
         _json(
             {
-                "task": task.name,
-                "options": options.as_dict(),
-                "locales": locales,
-                "release": {
-                    "path": str(release.path),
-                    "version": release.version,
-                    "signature": release.signature,
-                    "preview": release.preview,
-                },
-                "model": model,
-                "backend_settings": backend.settings,
-                "task_settings": task_settings,
-                "environment": environment,
-                "cache": {"hits": hits, "computed": misses},
-                "rows": predictions.height,
-                "seconds": round(time.time() - started, 1),
-                "signature": signature,
+                "task": ev.task,
+                "options": ev.options.as_dict(),
+                "locales": ev.locales,
+                "release": ev.release,
+                "model": ev.model,
+                "backend_settings": ev.backend_settings,
+                "task_settings": ev.task_settings,
+                "environment": ev.environment,
+                "cache": ev.cache,
+                "rows": ev.predictions.height,
+                "seconds": ev.seconds,
+                "signature": ev.signature,
             }
         ),
     )
-    return RunResult(out=out, signature=signature, metrics=metrics, rows=predictions.height)
+    return RunResult(out=out, signature=ev.signature, metrics=ev.metrics, rows=ev.predictions.height)
+
+
+def run_evaluation(
+    options: RunOptions,
+    release_path: Path,
+    out: Path,
+    *,
+    cache_path: Path | None = None,
+    progress: Progress = no_progress,
+    log: Callable[[str], None] = lambda s: None,
+) -> RunResult:
+    started = time.time()
+    release = open_release(release_path)  # refuses a tampered release
+    job_locales(release, get_task(options.task), options)  # before the model is loaded
+    log(f"loading {options.model} ({options.backend})")
+    backend = load_backend(options, progress)
+    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
+    try:
+        evaluation = evaluate(options, release, backend, cache, log=log)
+    finally:
+        cache.close()
+    evaluation.seconds = round(time.time() - started, 1)
+    return write_run(evaluation, out)

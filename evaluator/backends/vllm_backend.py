@@ -26,14 +26,26 @@ class VllmBackend(Backend):
 
     @classmethod
     def load(
-        cls, model: str, *, dtype: str = "auto", seed: int = 0, revision: str | None = None
+        cls,
+        model: str,
+        *,
+        dtype: str = "auto",
+        seed: int = 0,
+        revision: str | None = None,
+        tensor_parallel: int = 1,
     ) -> VllmBackend:
+        """``tensor_parallel`` > 1 splits the model over that many GPUs with vLLM's own worker
+        processes ("mp"): inside a sweep's Ray actor those are the GPUs Ray gave the actor."""
         vllm = _vllm()
+        parallel: dict[str, Any] = {}
+        if tensor_parallel > 1:
+            parallel = {"tensor_parallel_size": tensor_parallel, "distributed_executor_backend": "mp"}
         llm = vllm.LLM(
             model=model,
             dtype={"auto": "auto", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype],
             seed=seed,
             revision=revision,
+            **parallel,
         )
         identity = ModelIdentity(name=model, resolved=model, revision=revision or "unpinned", kind="causal")
         backend = cls(identity=identity, settings={"dtype": dtype, "engine": "vllm"})

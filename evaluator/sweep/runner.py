@@ -1,0 +1,281 @@
+"""`polyprobe eval sweep`: check the sweep file against the release, skip the jobs that finished
+before, hand the rest to an executor (local or Ray), write every job's run folder on the
+driver, then the summary and the comparison report.
+
+The out folder:
+
+    runs/NAME/sweep.json         the sweep as read (its spec, release, jobs)
+    runs/NAME/jobs/<job>/        one ordinary run folder per job (model.task.sSEED)
+    runs/NAME/summary.md|json    the job table: status, wall time, main figure, folder or error
+    runs/NAME/report/            `eval report` over every finished run
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from rich.console import Console
+
+from evaluator.backends.base import Progress
+from evaluator.run import Evaluation, job_locales, write_run
+from evaluator.sweep.progress import Board, Event, Listener
+from evaluator.sweep.spec import Job, ModelPlan, Sweep, SweepFileError, load_sweep
+from evaluator.sweep.state import rerun_reason
+from evaluator.sweep.summary import Outcome, headline, write_summary
+from evaluator.tasks import get_task
+from toolkit.errors import InputError, PolyprobeError
+from toolkit.fileio import write_text_atomic
+from toolkit.release import Release, open_release
+
+logger = logging.getLogger(__name__)
+MARKER = "sweep.json"
+JOBS = "jobs"
+ExecutorName = Literal["local", "ray"]
+
+
+def describe(exc: BaseException) -> str:
+    """A job's failure as one line: polyprobe's own errors as they are, others with their type
+    (the traceback goes to the log)."""
+    if isinstance(exc, PolyprobeError):
+        return str(exc)
+    logger.debug("job failed:\n%s", "".join(traceback.format_exception(exc)))
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Driver:
+    """What executors report to. Runs on the driver: it writes every job's folder, so workers
+    need no shared file system."""
+
+    def __init__(self, sweep: Sweep, out: Path, release: Release, board: Board) -> None:
+        self.sweep = sweep
+        self.out = out
+        self.release = release
+        self.board = board
+        self.outcomes: dict[str, Outcome] = {}
+        self.started: dict[str, float] = {}
+        self.notes: dict[str, str] = {}
+
+    def folder(self, job: Job) -> Path:
+        return self.out / JOBS / job.id
+
+    def event(self, event: Event) -> None:
+        if event.kind == "start":
+            self.started.setdefault(event.job, time.monotonic())
+        self.board.event(event)
+
+    def progress_for(self, job: Job, pid: int) -> Progress:
+        """A backend's progress callback that reports to the board (the local executor's)."""
+
+        def progress(description: str, total: int) -> Callable[[int], None]:
+            self.event(Event("phase", job.id, description=description, total=total, pid=pid))
+            return lambda n: self.event(Event("advance", job.id, n=n, pid=pid))
+
+        return progress
+
+    def _seconds(self, job: Job) -> float | None:
+        start = self.started.get(job.id)
+        return round(time.monotonic() - start, 1) if start is not None else None
+
+    def _outcome(self, job: Job, **fields: object) -> Outcome:
+        return Outcome(job=job.id, model=job.model, task=job.task, seed=job.seed, **fields)  # type: ignore[arg-type]
+
+    def note(self, job: Job, text: str) -> None:
+        self.notes[job.id] = "; ".join(filter(None, (self.notes.get(job.id), text)))
+
+    def complete(self, job: Job, evaluation: Evaluation, seconds: float | None = None) -> None:
+        """Write the job's run folder (in a temporary folder, then renamed into place)."""
+        evaluation.release["path"] = str(self.release.path)
+        final = self.folder(job)
+        tmp = final.with_name(f".{job.id}.partial")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        try:
+            write_run(evaluation, tmp)
+            if final.exists():
+                old = final.with_name(f".{job.id}.old")
+                if old.exists():
+                    shutil.rmtree(old)
+                final.rename(old)
+                tmp.rename(final)
+                shutil.rmtree(old)
+            else:
+                tmp.rename(final)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            self.fail(job, f"its run folder could not be written: {exc}")
+            return
+        self.outcomes[job.id] = self._outcome(
+            job,
+            status="done",
+            seconds=seconds if seconds is not None else self._seconds(job),
+            figure=headline(evaluation.task, evaluation.metrics),
+            folder=str(final),
+            signature=evaluation.signature,
+            note=self.notes.get(job.id),
+        )
+        self.board.end(job.id, ok=True)
+
+    def fail(self, job: Job, error: str, seconds: float | None = None) -> None:
+        self.outcomes[job.id] = self._outcome(
+            job,
+            status="failed",
+            seconds=seconds if seconds is not None else self._seconds(job),
+            error=error,
+            note=self.notes.get(job.id),
+        )
+        self.board.end(job.id, ok=False)
+
+    def skip(self, job: Job) -> None:
+        folder = self.folder(job)
+        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        self.outcomes[job.id] = self._outcome(
+            job,
+            status="skipped",
+            figure=headline(data["task"], data["metrics"]),
+            folder=str(folder),
+            signature=data["signature"],
+            note="finished before",
+        )
+        self.board.skip(job.id)
+
+
+class Executor(Protocol):
+    def run(self, plans: list[ModelPlan], driver: Driver) -> None:
+        """Run every job of ``plans``, reporting each one's end to the driver."""
+
+
+@dataclass
+class SweepResult:
+    out: Path
+    outcomes: list[Outcome]
+    summary: Path
+    report: Path | None
+    report_error: str | None
+
+    @property
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == "failed"]
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; give a folder for the sweep")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise InputError(
+            f"--out {out}: holds files but no {MARKER}, so it is not a sweep's folder; give a new or empty folder"
+        )
+
+
+def _check_jobs(sweep: Sweep, release: Release) -> None:
+    """Every job's task and locales against the release, before anything is loaded."""
+    for job in sweep.jobs:
+        try:
+            job_locales(release, get_task(job.options.task), job.options)
+        except InputError as exc:
+            raise SweepFileError(sweep.file, f"job {job.id}", str(exc)) from None
+
+
+def executor_for(name: ExecutorName, ray_address: str | None, max_retries: int) -> Executor:
+    if name == "local":
+        from evaluator.sweep.local import LocalExecutor
+
+        return LocalExecutor()
+    if name == "ray":
+        from evaluator.sweep.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address, max_retries=max_retries)
+    raise InputError(f"--executor {name!r}: choose local or ray")
+
+
+def _labels(outcomes: list[Outcome], sweep: Sweep) -> list[str]:
+    several_seeds = len(sweep.spec.seeds) > 1
+    tasks_seen: dict[str, int] = {}
+    for task in sweep.spec.tasks:
+        tasks_seen[task.task] = tasks_seen.get(task.task, 0) + 1
+    labels = []
+    for o in outcomes:
+        task_entry = next(t for t in sweep.spec.tasks if (t.name or t.task) == o.task)
+        label = o.model
+        if tasks_seen[task_entry.task] > 1:
+            label += f" {o.task}"
+        if several_seeds:
+            label += f" s{o.seed}"
+        labels.append(label)
+    return labels
+
+
+def run_sweep(
+    sweep_file: Path,
+    out: Path,
+    *,
+    executor: ExecutorName = "local",
+    ray_address: str | None = None,
+    max_retries: int = 2,
+    console: Console | None = None,
+    listeners: list[Listener] | None = None,
+    report: bool = True,
+) -> SweepResult:
+    sweep = load_sweep(sweep_file)
+    _check_out(out)
+    release = open_release(sweep.release)  # refuses a tampered release
+    _check_jobs(sweep, release)
+    chosen = executor_for(executor, ray_address, max_retries)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(
+        out / MARKER,
+        json.dumps(
+            {
+                "sweep_file": str(sweep.file),
+                "spec": sweep.spec.model_dump(),
+                "release": {"path": str(release.path), "version": release.version},
+                "jobs": [job.id for job in sweep.jobs],
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n",
+    )
+    board = Board([(j.id, j.model, j.task, j.seed) for j in sweep.jobs], console, listeners)
+    driver = Driver(sweep, out, release, board)
+    todo: list[ModelPlan] = []
+    with board:
+        for plan in sweep.models:
+            pending = []
+            for job in plan.jobs:
+                reason = rerun_reason(job, driver.folder(job), release)
+                if reason is None:
+                    driver.skip(job)
+                else:
+                    if reason != "not run yet":
+                        driver.note(job, f"ran again: {reason}")
+                    pending.append(job)
+            if pending:
+                todo.append(ModelPlan(plan.label, plan.spec, pending))
+        if todo:
+            chosen.run(todo, driver)
+    outcomes = [driver.outcomes[job.id] for job in sweep.jobs]
+    title = f"Sweep {sweep.file.name} on release {release.version}"
+    _, summary = write_summary(out, outcomes, title)
+    report_path, report_error = None, None
+    finished = [o for o in outcomes if o.status != "failed"]
+    if report and finished:
+        from evaluator.report import build_report
+
+        try:
+            built = build_report(
+                [Path(o.folder or "") for o in finished], out / "report", labels=_labels(finished, sweep)
+            )
+            report_path = built.html
+        except PolyprobeError as exc:
+            report_error = str(exc)
+    return SweepResult(
+        out=out, outcomes=outcomes, summary=summary, report=report_path, report_error=report_error
+    )

@@ -19,11 +19,16 @@ class RunOptions:
     seed: int = 0
     limit: int | None = None
     """At most this many items per locale, chosen by a seeded hash (pairs and families kept whole)."""
+    suite: str | None = None
+    """The release suite the task reads, when it reads more than one (sos: sos or sos-study)."""
+    original_script: bool = False
+    """Pair scores compared as the dataset's own script does (crows-pairs, sos: rounded to 3
+    decimals, ties kept in the denominator; evaluator.metrics.crows_pairs and .sos)."""
     # sentiment
     sentiment_mode: Literal["auto", "classifier", "prompt"] = "auto"
     positive_label: str | None = None
-    # sos
-    score: Literal["auto", "pll", "ll"] = "auto"
+    # sos, crows-pairs
+    score: Literal["auto", "pll", "ll", "shared"] = "auto"
     # generation (honest, bbq, iat, ifm)
     k: int = 5
     strategy: Literal["auto", "greedy", "sample", "beam"] = "auto"

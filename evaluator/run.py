@@ -87,14 +87,19 @@ def run_evaluation(
     started = time.time()
     release = open_release(release_path)  # refuses a tampered release
     task = get_task(options.task)
-    if task.suite not in release.manifest["suites"]:
-        raise InputError(f"release {release.version} has no {task.suite} suite")
-    available = [loc for loc in release.locales(task.suite) if release.has(task.suite, loc)]
+    suite = options.suite or task.suite
+    if suite not in (task.suite, *task.also_reads):
+        raise InputError(
+            f"--suite {suite}: task {task.name} reads {', '.join((task.suite, *task.also_reads))}"
+        )
+    if suite not in release.manifest["suites"]:
+        raise InputError(f"release {release.version} has no {suite} suite")
+    available = [loc for loc in release.locales(suite) if release.has(suite, loc)]
     locales = list(options.locales) if options.locales else available
     missing = [loc for loc in locales if loc not in available]
     if missing:
         raise InputError(
-            f"release {release.version} has no {task.suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
+            f"release {release.version} has no {suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
         )
     log(f"loading {options.model} ({options.backend})")
     backend = load_backend(options, progress)
@@ -105,14 +110,16 @@ def run_evaluation(
     cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
     try:
         ctx = Context(
-            release=release, backend=CachedBackend(backend, cache), options=options, locales=locales
+            release=release,
+            backend=CachedBackend(backend, cache),
+            options=options,
+            locales=locales,
+            suite=suite,
         )
         rows = task.rows(ctx)
         if rows.height == 0:
-            raise EvaluationError(
-                f"no {task.suite} rows for {', '.join(locales)} in release {release.version}"
-            )
-        log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
+            raise EvaluationError(f"no {suite} rows for {', '.join(locales)} in release {release.version}")
+        log(f"{rows.height} {suite} rows in {', '.join(locales)}")
         predictions = task.predict(ctx, rows)
         metrics = task.metrics(ctx, predictions)
     finally:
@@ -127,6 +134,8 @@ def run_evaluation(
         "labels": list(backend.identity.labels),
     }
     task_settings = task.settings(options, backend.identity.kind)
+    if suite != task.suite:  # another suite gives other numbers: it goes into the signature
+        task_settings["suite"] = suite
     signature = run_signature(
         task=task.name,
         release={"version": release.version, "signature": release.signature},
@@ -148,6 +157,7 @@ def run_evaluation(
         _json(
             {
                 "task": task.name,
+                "suite": suite,
                 "options": options.as_dict(),
                 "locales": locales,
                 "release": {

@@ -97,7 +97,7 @@ PAIRS = [
     # deletion: sent_less drops "Jewish"
     ("The Jewish man feels happy today.", "The man feels happy today.", [1, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6]),
     # a shared unknown word ("zebras" is [UNK] in both): scored
-    ("The Muslim zebras feel happy.", "The Jewish zebras feel happy.", [1, 3, 4, 5, 6], [1, 3, 4, 5, 6]),
+    ("The Muslim zebras feels happy.", "The Jewish zebras feels happy.", [1, 3, 4, 5, 6], [1, 3, 4, 5, 6]),
 ]  # fmt: skip
 TOKENS = {
     "I hate Muslim women.": ["[CLS]", "I", "hate", "Muslim", "women", ".", "[SEP]"],
@@ -105,7 +105,7 @@ TOKENS = {
         "[CLS]", "Being", "a", "deaf", "person", "is", "wonderful", "today", ".", "[SEP]",
     ],
     "The Jewish man feels happy today.": ["[CLS]", "The", "Jewish", "man", "feels", "happy", "today", ".", "[SEP]"],
-    "The Muslim zebras feel happy.": ["[CLS]", "The", "Muslim", "[UNK]", "feel", "happy", ".", "[SEP]"],
+    "The Muslim zebras feels happy.": ["[CLS]", "The", "Muslim", "[UNK]", "feels", "happy", ".", "[SEP]"],
 }  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from toolkit.release.content import content_sha256, file_sha256, semver_key
 from toolkit.release.reader import MANIFEST, open_release
 from toolkit.render import render
 from toolkit.store import store_path
+from toolkit.suites import kind_of
 from toolkit.validate import validate
 
 NAME = "polyprobe"
@@ -140,6 +141,8 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
         for code in locales[sid]:
             if not catalog.locales[code].source:
                 add(project.rel(store_path(project, code, sid)))
+        for rel in kind_of(sid).imported(project, suite):
+            add(rel)
     return dict(sorted(out.items()))
 
 

@@ -62,7 +62,7 @@ class CrowsPairsTask(Task):
         rule = pair_rule(ctx.options)
 
         def report(frame: pl.DataFrame) -> dict[str, Any]:
-            out = crows_pairs_report(frame, rule=rule, direction="stereo_antistereo")
+            out = crows_pairs_report(frame.rename({"stereo_antistereo": "direction"}), rule=rule)
             # a pair whose sentences share no scorable token scores 0 against 0: a tie, counted here
             out["no_shared_tokens"] = int((frame["shared_tokens"] == 0).sum())
             return out

@@ -102,14 +102,13 @@ def read_crows_pairs(path: Path) -> tuple[Source, list[CrowsPair], list[Finding]
         )
         findings.extend(found)
         pairs.append(
-            CrowsPair(
-                pair=pair_id,
-                line=record.line,
-                sent_more=values["sent_more"],
-                sent_less=values["sent_less"],
-                stereo_antistereo=values["stereo_antistereo"],  # type: ignore[arg-type]
-                bias_type=values["bias_type"],
-                flags=tuple(f.check for f in found),
+            CrowsPair.model_validate(
+                {
+                    **{c: values[c] for c in COLUMNS},
+                    "pair": pair_id,
+                    "line": record.line,
+                    "flags": tuple(f.check for f in found),
+                }
             )
         )
     if problems:

@@ -230,21 +230,23 @@ def read_study_file(
         found += _check_findings(spec, name, record.line, study_set.locale, texts)
         findings.extend(found)
         pairs.append(
-            StudyPair(
-                file=name,
-                line=record.line,
-                set=study_file.set,
-                region=study_set.region,
-                locale=study_set.locale,
-                variant=study_file.variant,
-                attribute=labels[0],
-                standing=labels[1],  # type: ignore[arg-type]
-                identity=identity,
-                bias_type=values[cols.bias_type],
-                stereo_antistereo=values[cols.direction],
-                toxic=toxic,
-                non_toxic=clean,
-                flags=tuple(sorted({f.check for f in found})),
+            StudyPair.model_validate(
+                {
+                    "file": name,
+                    "line": record.line,
+                    "set": study_file.set,
+                    "region": study_set.region,
+                    "locale": study_set.locale,
+                    "variant": study_file.variant,
+                    "attribute": labels[0],
+                    "standing": labels[1],
+                    "identity": identity,
+                    "bias_type": values[cols.bias_type],
+                    "stereo_antistereo": values[cols.direction],
+                    "toxic": toxic,
+                    "non_toxic": clean,
+                    "flags": tuple(sorted({f.check for f in found})),
+                }
             )
         )
     return Source(file=name, sha256=table.sha256, records=len(table.records)), pairs, findings

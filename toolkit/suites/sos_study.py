@@ -1,8 +1,8 @@
 """The regional study's own SOS sets (Elsafoury et al.), imported from the user's copy
 (toolkit/sos_study.py): two rows per pair (toxic, non_toxic) with the columns of polyprobe's sos
 suite — region, standing, attribute, variant, pair_id — so the sos task scores either set. The
-group is the study's identity term as published; the study's own label, direction, file and line
-and the import's findings (flags) travel with each row."""
+group is ``<region>.<identity term>`` (the term as published, also in ``identity``); the study's own
+label, direction, file and line and the import's findings (flags) travel with each row."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class SosStudy(SuiteKind):
                     "template": key,
                     "variant": pair.variant,
                     "attribute": pair.attribute,
-                    "group": pair.identity,
+                    "group": f"{pair.region}.{pair.identity}",  # the US's and the UK's "white" apart
                     "region": pair.region,
                     "standing": pair.standing,
                     "label": label,

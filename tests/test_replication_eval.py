@@ -176,6 +176,26 @@ def test_sos_on_the_studys_sets_and_side_by_side_with_polyprobes(
     de = shared["per_locale"]["de"]["overall"]
     assert de["sos"] == pytest.approx(de["toxic_higher"] / de["pairs"])
 
+    # runs on different suites are never averaged together
+    assert run_ours["locales"] == ["de"]
+    evaluate(
+        cli,
+        release,
+        tmp_path / "study-de",
+        "--task",
+        "sos",
+        "--model",
+        bert,
+        "--suite",
+        "sos-study",
+        "--locales",
+        "de",
+    )
+    mixed = cli(
+        "eval", "merge", str(tmp_path / "ours"), str(tmp_path / "study-de"), "--out", str(tmp_path / "m")
+    )
+    assert mixed.code == 2 and "runs scored different suites: sos, sos-study" in mixed.err
+
     wrong = cli("eval", "run", "--release", str(release), "--out", str(tmp_path / "x"), "--device", "cpu",
                 "--task", "sos", "--model", bert, "--suite", "crows-pairs")  # fmt: skip
     assert wrong.code == 2 and "task sos reads sos, sos-study" in wrong.err

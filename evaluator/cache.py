@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from evaluator.alignment import PairRule
 from evaluator.backends.base import Backend, GenerationSettings
 
 
@@ -128,6 +129,17 @@ class CachedBackend:
         return self._cached(
             "pseudo_loglikelihood", {}, list(texts), lambda b: self.backend.pseudo_loglikelihood(b)
         )
+
+    def shared_token_pll(
+        self, pairs: Sequence[tuple[str, str]], rule: PairRule = "paper"
+    ) -> list[tuple[float, float, int]]:
+        answers = self._cached(
+            "shared_token_pll",
+            {"rule": rule},
+            [list(p) for p in pairs],
+            lambda b: [list(x) for x in self.backend.shared_token_pll([(a, c) for a, c in b], rule)],
+        )
+        return [(float(a), float(b), int(n)) for a, b, n in answers]
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
         return self._cached("fill_mask", {"k": k}, list(texts), lambda b: self.backend.fill_mask(b, k))

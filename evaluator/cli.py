@@ -37,7 +37,9 @@ def run_command(
             "--release", help="A release folder (dist/polyprobe-VERSION).", exists=True, file_okay=False
         ),
     ],
-    task: Annotated[str, typer.Option("--task", help="sentiment | sos | honest | bbq | iat | ifm")],
+    task: Annotated[
+        str, typer.Option("--task", help="sentiment | sos | honest | bbq | iat | ifm | crows-pairs")
+    ],
     model: Annotated[
         str,
         typer.Option(
@@ -73,7 +75,23 @@ def run_command(
     positive_label: Annotated[
         str | None, typer.Option("--positive-label", help="The classifier label that is positive.")
     ] = None,
-    score: Annotated[str, typer.Option("--score", help="sos: auto | pll | ll")] = "auto",
+    score: Annotated[
+        str, typer.Option("--score", help="sos, crows-pairs: auto | pll | ll | shared (shared-token PLL)")
+    ] = "auto",
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite", help="sos: the release suite to score (sos, or sos-study: the study's own sets)."
+        ),
+    ] = None,
+    original_script: Annotated[
+        bool,
+        typer.Option(
+            "--original-script",
+            help="crows-pairs, sos: compare pair scores as the dataset's own script does (rounded to 3 "
+            "decimals, ties in the denominator), to match published numbers.",
+        ),
+    ] = False,
     k: Annotated[
         int, typer.Option("--k", min=1, help="honest: completions per template (HONEST uses 1, 5, 20).")
     ] = 5,
@@ -102,7 +120,7 @@ def run_command(
     """Score one model on one task of a release; writes predictions, metrics, signature and run.json."""
     choices = {
         "--sentiment-mode": (sentiment_mode, ("auto", "classifier", "prompt")),
-        "--score": (score, ("auto", "pll", "ll")),
+        "--score": (score, ("auto", "pll", "ll", "shared")),
         "--strategy": (strategy, ("auto", "greedy", "sample", "beam")),
         "--completion": (completion, ("auto", "word", "sentence")),
         "--hurtlex-level": (hurtlex_level, ("conservative", "inclusive", "both")),
@@ -130,6 +148,8 @@ def run_command(
         "sentiment_mode": sentiment_mode,
         "positive_label": positive_label,
         "score": score,
+        "suite": suite,
+        "original_script": original_script,
         "k": k,
         "strategy": strategy,
         "max_new_tokens": max_new_tokens,

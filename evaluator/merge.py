@@ -24,6 +24,9 @@ def merge_run_folders(runs: list[Path], out: Path) -> dict[str, Any]:
         values = {json.dumps(i[field]) for i in infos}
         if len(values) != 1:
             raise InputError(f"runs differ in {field}: {', '.join(sorted(values))}")
+    suites = {str(i.get("suite", i["task"])) for i in infos}  # sos runs on polyprobe's set or the study's
+    if len(suites) != 1:
+        raise InputError(f"runs scored different suites: {', '.join(sorted(suites))}")
     releases = {i["release"]["signature"] for i in infos}
     if len(releases) != 1:
         raise InputError("runs were scored on different releases")

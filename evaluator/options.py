@@ -22,11 +22,16 @@ class RunOptions:
     groups: tuple[str, ...] | None = None
     """Only these identity groups: group ids, or ``study:<id>`` for the groups that correspond to a
     study's identities (the release's manifest lists them)."""
+    suite: str | None = None
+    """The release suite the task reads, when it reads more than one (sos: sos or sos-study)."""
+    original_script: bool = False
+    """Pair scores compared as the dataset's own script does (crows-pairs, sos: rounded to 3
+    decimals, ties kept in the denominator; evaluator.metrics.crows_pairs and .sos)."""
     # sentiment
     sentiment_mode: Literal["auto", "classifier", "prompt"] = "auto"
     positive_label: str | None = None
-    # sos
-    score: Literal["auto", "pll", "ll"] = "auto"
+    # sos, crows-pairs
+    score: Literal["auto", "pll", "ll", "shared"] = "auto"
     # generation (honest, bbq, iat, ifm)
     k: int = 5
     strategy: Literal["auto", "greedy", "sample", "beam"] = "auto"

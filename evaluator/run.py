@@ -90,16 +90,27 @@ def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n"
 
 
+def job_suite(task: Task, options: RunOptions) -> str:
+    """The release suite a job reads: the task's own, or another it can read (``--suite``)."""
+    suite = options.suite or task.suite
+    if suite not in (task.suite, *task.also_reads):
+        raise InputError(
+            f"--suite {suite}: task {task.name} reads {', '.join((task.suite, *task.also_reads))}"
+        )
+    return suite
+
+
 def job_locales(release: Release, task: Task, options: RunOptions) -> list[str]:
     """The locales a run scores: those asked for, or every locale the release has for the task."""
-    if task.suite not in release.manifest["suites"]:
-        raise InputError(f"release {release.version} has no {task.suite} suite")
-    available = [loc for loc in release.locales(task.suite) if release.has(task.suite, loc)]
+    suite = job_suite(task, options)
+    if suite not in release.manifest["suites"]:
+        raise InputError(f"release {release.version} has no {suite} suite")
+    available = [loc for loc in release.locales(suite) if release.has(suite, loc)]
     locales = list(options.locales) if options.locales else available
     missing = [loc for loc in locales if loc not in available]
     if missing:
         raise InputError(
-            f"release {release.version} has no {task.suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
+            f"release {release.version} has no {suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
         )
     return locales
 
@@ -110,6 +121,7 @@ class Evaluation:
     where the model is, and the driver writes it."""
 
     task: str
+    suite: str
     options: RunOptions
     locales: list[str]
     release: dict[str, Any]
@@ -135,6 +147,7 @@ def evaluate(
     """One task on an already-loaded model (a sweep loads each model once for all its tasks)."""
     started = time.time()
     task = get_task(options.task)
+    suite = job_suite(task, options)
     locales = job_locales(release, task, options)
     if backend.identity.kind not in task.kinds:
         raise EvaluationError(
@@ -147,14 +160,13 @@ def evaluate(
         options=options,
         locales=locales,
         groups=selected_groups(release, options.groups),
+        suite=suite,
     )
     rows = task.rows(ctx)
     if rows.height == 0:
         only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
-        raise EvaluationError(
-            f"no {task.suite} rows{only} for {', '.join(locales)} in release {release.version}"
-        )
-    log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
+        raise EvaluationError(f"no {suite} rows{only} for {', '.join(locales)} in release {release.version}")
+    log(f"{rows.height} {suite} rows in {', '.join(locales)}")
     predictions = task.predict(ctx, rows)
     metrics = task.metrics(ctx, predictions)
     environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
@@ -166,6 +178,8 @@ def evaluate(
         "labels": list(backend.identity.labels),
     }
     task_settings = task.settings(options, backend.identity.kind)
+    if suite != task.suite:  # another suite gives other numbers: it goes into the signature
+        task_settings["suite"] = suite
     signature = run_signature(
         task=task.name,
         release={"version": release.version, "signature": release.signature},
@@ -180,6 +194,7 @@ def evaluate(
     )
     return Evaluation(
         task=task.name,
+        suite=suite,
         options=options,
         locales=locales,
         release={
@@ -215,6 +230,7 @@ def write_run(evaluation: Evaluation, out: Path) -> RunResult:
         _json(
             {
                 "task": ev.task,
+                "suite": ev.suite,
                 "options": ev.options.as_dict(),
                 "locales": ev.locales,
                 "release": ev.release,

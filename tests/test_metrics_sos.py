@@ -83,7 +83,15 @@ def test_overall_and_all_tie_group() -> None:
 
 def test_report_tables() -> None:
     report = sos_report(make(PAIRS))
-    assert set(report) == {"overall", "by_group", "by_attribute", "by_region", "by_standing", "by_variant"}
+    assert set(report) == {
+        "overall",
+        "by_group",
+        "by_attribute",
+        "by_region",
+        "by_standing",
+        "by_region_standing",
+        "by_variant",
+    }
     assert report["overall"] == {
         "pairs": 7,
         "toxic_higher": 3,
@@ -109,6 +117,14 @@ def test_report_tables() -> None:
         ("dominant", 2, 1, 0, 0.5, 0.0),
         ("marginalized", 4, 2, 2, 1.0, 0.5),
         ("none", 1, 0, 0, 0.0, 0.0),
+    ]
+    assert [
+        (r["region"], r["standing"], r["pairs"], r["toxic_higher"], r["ties"], r["sos"])
+        for r in report["by_region_standing"]
+    ] == [
+        ("global", "marginalized", 4, 2, 2, 1.0),
+        ("uk", "none", 1, 0, 0, 0.0),
+        ("us", "dominant", 2, 1, 0, 0.5),
     ]
     assert [r["variant"] for r in report["by_variant"]] == ["f", "m", "n"]
     assert report["by_variant"][2]["sos"] is None
@@ -217,3 +233,19 @@ def test_unpaired_and_malformed_pairs_are_refused() -> None:
         sos_scores(frame, ["score"])
     with pytest.raises(MetricInputError, match="null pair id"):
         sos_scores(frame.with_columns(pair_id=pl.lit(None, dtype=pl.String)), [])
+
+
+def test_original_rule_rounds_to_three_decimals_and_keeps_ties_in_the_denominator() -> None:
+    """The regional study's script: round(score, 3) before comparing; SOS = toxic higher / all pairs."""
+    pairs = {
+        "p1": ("a", "religion", "us", "marginalized", "f", -3.0, -4.0),  # toxic higher
+        "p2": ("a", "religion", "us", "marginalized", "m", -5.0001, -5.0),  # a tie only once rounded
+        "p3": ("a", "religion", "us", "marginalized", "n", -2.0004, -2.0006),  # -2.0 vs -2.001: toxic higher
+        "p4": ("a", "religion", "us", "marginalized", "f", -6.0, -2.0),  # non-toxic higher
+    }
+    exact = sos_scores(make(pairs), [])
+    assert exact.rows() == [(4, 2, 2, 0, 0.5, 0.0)]
+    original = sos_scores(make(pairs), [], rule="original")
+    assert original.rows() == [(4, 2, 1, 1, 2 / 4, 1 / 4)]
+    with pytest.raises(MetricInputError, match="rule must be one of"):
+        sos_scores(make(pairs), [], rule="rounded")  # type: ignore[arg-type]

@@ -80,7 +80,8 @@ def write_run(
 def ctx(locales: list[str]) -> Any:
     """What the tasks' metrics() read from their context: the locales and the seed."""
     return SimpleNamespace(
-        locales=locales, options=SimpleNamespace(seed=0, k=2, hurtlex_level="conservative")
+        locales=locales,
+        options=SimpleNamespace(seed=0, k=2, hurtlex_level="conservative", original_script=False),
     )
 
 

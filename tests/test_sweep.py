@@ -212,7 +212,7 @@ def test_a_broken_job_is_reported_and_the_others_finish(
     [
         ([{"task": "sso"}], {}, "tasks[0].task: unknown task 'sso'. Did you mean 'sos'?"),
         ([{"task": "sos", "options": {"scor": "pll"}}], {}, "tasks[0].options.scor: not a task option. Did you mean 'score'?"),
-        ([{"task": "sos", "options": {"score": "pl"}}], {}, "tasks[0].options.score: Input should be 'auto', 'pll' or 'll'"),
+        ([{"task": "sos", "options": {"score": "pl"}}], {}, "tasks[0].options.score: Input should be 'auto', 'pll', 'll' or 'shared'"),
         ([{"task": "sos", "options": {"seed": 3}}], {}, "tasks[0].options.seed: is set per model or per task entry"),
         ([{"task": "sos"}, {"task": "sos"}], {}, "tasks[1]: a second 'sos' entry (tasks[0]): give each a distinct `name`"),
         ([{"task": "sos", "locales": ["fr"]}], {}, "job xlmr.sos.s0: release 0.1.0-preview.1 has no sos data for fr"),

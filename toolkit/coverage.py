@@ -14,6 +14,8 @@ def coverage(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
     """suite -> locale -> status -> number of segments (``missing``: no translation at all)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     for suite in catalog.suites.values():
+        if suite.spec.mode == "import":
+            continue  # a published dataset, read as published: nothing to translate
         per_locale: dict[str, dict[str, int]] = {}
         for locale in suite.spec.locales:
             if locale not in catalog.locales:

@@ -27,7 +27,9 @@ class SuiteSpec(Record):
     id: str = Field(pattern=TEMPLATE_ID)
     version: str
     description: str
-    mode: Literal["template", "sample"]
+    mode: Literal["template", "sample", "import"]
+    """template: translatable templates; sample: translatable rendered samples (bbq); import: rows of
+    a published dataset read as published from the user's own copy, nothing to translate."""
     variants: tuple[Variant, ...] = ()
     labels: tuple[str, ...] = ()
     slots: tuple[str, ...] = ()
@@ -123,6 +125,8 @@ def load_suite(
     files: list[str] = []
     seen: dict[str, str] = {}
     segments: dict[str, Segment] = {}
+    if spec.mode == "import":
+        return Suite(spec=spec, templates=(), segments={}, template_files=())
     if spec.mode == "sample":
         # Sample mode: one segment per rendered English sample, produced by the suite's kind
         # (e.g. imported BBQ items); template files are not used.

@@ -5,6 +5,7 @@ lists of requests in, lists of answers out, in the same order.
 - loglikelihood([(ctx, cont)])    -> log P(cont | ctx), summed over the continuation's tokens
 - sentence_logprob(texts)         -> log P(text) under a causal LM (every token after the first)
 - pseudo_loglikelihood(texts)     -> Σ_i log P(w_i | text with w_i masked) under a masked LM
+- shared_token_pll(pairs, rule)   -> CrowS-Pairs: the same sum over the tokens two sentences share
 - fill_mask(texts, k)             -> the k most likely words at the `[M]` marker (masked LMs)
 - generate(prompts, settings)     -> K completions per prompt
 
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from evaluator.alignment import PairRule
 from evaluator.errors import UnsupportedRequest
 
 ModelKind = Literal["classifier", "masked", "causal", "seq2seq", "api"]
@@ -83,6 +85,14 @@ class Backend(ABC):
 
     def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
         raise self._unsupported("pseudo-log-likelihoods (a masked LM is needed)")
+
+    def shared_token_pll(
+        self, pairs: Sequence[tuple[str, str]], rule: PairRule = "paper"
+    ) -> list[tuple[float, float, int]]:
+        """Per pair (a, b): Σ log P(u | sentence with u masked) over the tokens u the two sentences
+        share (evaluator.alignment, under ``rule``), masked one at a time, for a and for b, and
+        the number of shared tokens scored (CrowS-Pairs, Nangia et al. 2020)."""
+        raise self._unsupported("shared-token pseudo-log-likelihoods (a masked LM is needed)")
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
         """The k most likely words for the single mask marker `[M]` in each text (masked LMs)."""

@@ -28,7 +28,9 @@ from transformers import (
     AutoTokenizer,
 )
 
+from evaluator.alignment import PairRule
 from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity, ModelKind
+from evaluator.backends.shared_pll import shared_token_pll
 from evaluator.errors import EvaluationError, UnsupportedRequest
 
 T = TypeVar("T")
@@ -350,6 +352,11 @@ class TransformersBackend(Backend):
         for (index, *_), score in zip(copies, scores, strict=True):
             totals[index] += score
         return totals
+
+    def shared_token_pll(
+        self, pairs: Sequence[tuple[str, str]], rule: PairRule = "paper"
+    ) -> list[tuple[float, float, int]]:
+        return shared_token_pll(self, pairs, rule)  # CrowS-Pairs (evaluator/backends/shared_pll.py)
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
         if self.identity.kind != "masked":

@@ -86,6 +86,16 @@ def _sos(metrics: dict[str, Any]) -> list[Measure]:
                     "lower",
                 )
             )
+        for r in rows_of(entry.get("by_region_standing")):
+            out.append(
+                Measure(
+                    "SOS by region and standing",
+                    ("locale", "region", "standing"),
+                    (loc, str(r.get("region")), str(r.get("standing"))),
+                    num(r.get("sos")),
+                    "lower",
+                )
+            )
         for r in rows_of(entry.get("by_attribute")):
             out.append(
                 Measure(
@@ -201,9 +211,38 @@ def _ifm(metrics: dict[str, Any]) -> list[Measure]:
     return out
 
 
+def _crows_pairs(metrics: dict[str, Any]) -> list[Measure]:
+    out = []
+    for loc, entry in (metrics.get("per_locale") or {}).items():
+        score = num((entry.get("overall") or {}).get("score"))
+        out.append(
+            Measure(
+                "CrowS-Pairs score − 50 per locale (0: no preference)",
+                ("locale",),
+                (loc,),
+                None if score is None else score - 50,
+                "zero",
+                plot=True,
+            )
+        )
+        for r in rows_of(entry.get("by_bias_type")):
+            score = num(r.get("score"))
+            out.append(
+                Measure(
+                    "CrowS-Pairs score − 50 by bias type",
+                    ("locale", "bias type"),
+                    (loc, str(r.get("bias_type"))),
+                    None if score is None else score - 50,
+                    "zero",
+                )
+            )
+    return out
+
+
 MEASURES: dict[str, Callable[[dict[str, Any]], list[Measure]]] = {
     "sentiment": _sentiment,
     "sos": _sos,
+    "crows-pairs": _crows_pairs,
     "honest": _honest,
     "bbq": _bbq,
     "iat": _iat,
@@ -251,8 +290,13 @@ def compare_section(task: str, runs: list[Run], ctx: Context) -> Section:
     blocks: list[Block] = []
     releases = {r.release for r in runs}
     models = {r.model for r in runs}
+    suites = {r.suite for r in runs}
     what = (
-        "the same model on different releases"
+        "the same model on different sets (polyprobe's own and "
+        + ", ".join(sorted(s for s in suites if s))
+        + ")"
+        if len(models) == 1 and len(suites) > 1
+        else "the same model on different releases"
         if len(models) == 1 and len(releases) > 1
         else "different models on one release"
         if len(releases) == 1

@@ -20,7 +20,7 @@ RUN = "run.json"
 SIGNATURE = "signature.txt"
 PREDICTIONS = "predictions.parquet"
 
-TASK_ORDER: tuple[str, ...] = ("sentiment", "sos", "honest", "bbq", "iat", "ifm")
+TASK_ORDER: tuple[str, ...] = ("sentiment", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
 
 
 class RunFolderError(InputError):
@@ -48,6 +48,13 @@ _SHAPES: dict[str, tuple[tuple[str, type], ...]] = {
         ("per_locale.*.by_group", list),
         ("per_locale.*.by_attribute", list),
         ("per_locale.*.by_standing", list),
+    ),
+    "crows-pairs": (
+        ("per_locale", dict),
+        ("per_locale.*", dict),
+        ("per_locale.*.overall", dict),
+        ("per_locale.*.by_direction", list),
+        ("per_locale.*.by_bias_type", list),
     ),
     "honest": (
         ("per_locale", dict),
@@ -82,6 +89,12 @@ class Run:
         """`HuggingFaceTB/SmolLM2-135M-Instruct (GGUF …)` → `SmolLM2-135M-Instruct`."""
         name = self.model.split(" (")[0].rstrip("/")
         return name.rsplit("/", 1)[-1] or name
+
+    @property
+    def suite(self) -> str | None:
+        """The release suite scored, when it is not the task's own (sos on the study's sets)."""
+        value = self.info.get("task_settings", {}).get("suite")
+        return str(value) if value else None
 
     @property
     def revision(self) -> str:
@@ -215,7 +228,7 @@ def load_runs(folders: Sequence[Path], labels: Sequence[str] | None = None) -> l
             run.label = label.strip()
     else:
         for run in runs:
-            run.label = run.model_short
+            run.label = run.model_short + (f" · {run.suite}" if run.suite else "")
         for task in TASK_ORDER:
             same = [r for r in runs if r.task == task]
             for level in (1, 2):

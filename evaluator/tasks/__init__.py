@@ -15,6 +15,7 @@ TASKS: dict[str, str] = {
     "bbq": "evaluator.tasks.bbq:BbqTask",
     "iat": "evaluator.tasks.iat:IatTask",
     "ifm": "evaluator.tasks.ifm:IfmTask",
+    "crows-pairs": "evaluator.tasks.crows_pairs:CrowsPairsTask",
 }
 
 

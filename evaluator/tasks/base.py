@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import polars as pl
 
+from evaluator.alignment import PairRule
 from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.cache import CachedBackend
 from evaluator.options import RunOptions
@@ -24,6 +26,8 @@ class Context:
     locales: list[str]
     groups: frozenset[str] | None = None
     """Only rows of these identity groups (``--groups``); None: every row."""
+    suite: str = ""
+    """The release suite read (default: the task's own)."""
 
 
 class Task(ABC):
@@ -31,16 +35,17 @@ class Task(ABC):
     suite: ClassVar[str]
     kinds: ClassVar[tuple[ModelKind, ...]]
     """Model kinds the task can score, in order of preference."""
+    also_reads: ClassVar[tuple[str, ...]] = ()
+    """Other release suites with the columns of this task's own (sos: the regional study's set)."""
 
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
         return pl.col("parallel_id")
 
     def rows(self, ctx: Context) -> pl.DataFrame:
+        suite = ctx.suite or self.suite
         frames = [
-            ctx.release.scan(self.suite, loc).collect()
-            for loc in ctx.locales
-            if ctx.release.has(self.suite, loc)
+            ctx.release.scan(suite, loc).collect() for loc in ctx.locales if ctx.release.has(suite, loc)
         ]
         if not frames:
             return pl.DataFrame()
@@ -99,3 +104,21 @@ def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr)
 def pair_unit() -> pl.Expr:
     """sos / ifm pairs: the pair id without its locale prefix (pairs are parallel across locales)."""
     return pl.col("pair_id").str.splitn(":", 2).struct.field("field_1")
+
+
+def pair_rule(options: RunOptions) -> PairRule:
+    """How pair scores are compared: the paper's definition, or the dataset's own script
+    (--original-script: scores rounded to 3 decimals, ties kept in the denominator)."""
+    return "original" if options.original_script else "paper"
+
+
+def per_locale(
+    ctx: Context, predictions: pl.DataFrame, report: Callable[[pl.DataFrame], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``report`` of each locale's predictions, for the locales that have some."""
+    out = {}
+    for locale in ctx.locales:
+        frame = predictions.filter(pl.col("locale") == locale)
+        if frame.height:
+            out[locale] = report(frame)
+    return out

@@ -1,5 +1,7 @@
 """SOS (Elsafoury et al.): is the toxic sentence more likely than its non-toxic twin? Masked LMs
-score sentences by pseudo-log-likelihood, causal LMs by log-likelihood (or as --score says)."""
+score sentences by pseudo-log-likelihood, causal LMs by log-likelihood (or as --score says:
+``shared`` scores only the tokens the twins share, as CrowS-Pairs does and as the regional study's
+script does). Reads polyprobe's sos suite or, with --suite sos-study, the study's own sets."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from evaluator.backends.base import ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics.sos import sos_report
 from evaluator.options import RunOptions
-from evaluator.tasks.base import Context, Task, pair_unit
+from evaluator.tasks.base import Context, Task, pair_rule, pair_unit, per_locale
 
 
 def score_kind(options: RunOptions, kind: ModelKind) -> str:
@@ -28,16 +30,20 @@ class SosTask(Task):
     name = "sos"
     suite = "sos"
     kinds = ("masked", "causal")
+    also_reads = ("sos-study",)
 
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {"score": score_kind(options, kind)}
+        rule = pair_rule(options)
+        return {"score": score_kind(options, kind), **({"rule": rule} if rule != "paper" else {})}
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
-        texts = rows["text"].to_list()
         kind = score_kind(ctx.options, ctx.backend.identity.kind)
+        if kind == "shared":
+            return self._shared(ctx, rows).with_columns(pl.lit(kind).alias("score_kind"))
+        texts = rows["text"].to_list()
         scores = (
             ctx.backend.pseudo_loglikelihood(texts) if kind == "pll" else ctx.backend.sentence_logprob(texts)
         )
@@ -45,13 +51,30 @@ class SosTask(Task):
             pl.Series("score", scores, dtype=pl.Float64), pl.lit(kind).alias("score_kind")
         )
 
+    def _shared(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each twin scored on the tokens it shares with the other (evaluator.alignment)."""
+        label = pl.col("label").cast(pl.String)
+        toxic = rows.filter(label == "toxic").select("pair_id", "text")
+        clean = rows.filter(label == "non_toxic").select("pair_id", pl.col("text").alias("twin"))
+        joined = toxic.join(clean, on="pair_id", how="inner", maintain_order="left")
+        pairs = list(zip(joined["text"].to_list(), joined["twin"].to_list(), strict=True))
+        results = ctx.backend.shared_token_pll(pairs, pair_rule(ctx.options))
+        ids = joined["pair_id"].to_list()
+        scores = pl.DataFrame(
+            {
+                "pair_id": ids + ids,
+                "label": ["toxic"] * len(ids) + ["non_toxic"] * len(ids),
+                "score": [r[0] for r in results] + [r[1] for r in results],
+                "shared_tokens": [r[2] for r in results] * 2,
+            },
+            schema={"pair_id": pl.String, "label": pl.String, "score": pl.Float64, "shared_tokens": pl.Int64},
+        ).with_columns(pl.col("label").cast(rows.schema["label"]))
+        return rows.join(scores, on=["pair_id", "label"], how="left", maintain_order="left")
+
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        rule = pair_rule(ctx.options)
+        return {
             "score": predictions["score_kind"][0] if predictions.height else None,
-            "per_locale": {},
+            "rule": rule,
+            "per_locale": per_locale(ctx, predictions, lambda frame: sos_report(frame, rule=rule)),
         }
-        for locale in ctx.locales:
-            frame = predictions.filter(pl.col("locale") == locale)
-            if frame.height:
-                out["per_locale"][locale] = sos_report(frame)
-        return out

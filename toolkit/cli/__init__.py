@@ -13,6 +13,7 @@ import typer
 from toolkit.cli import (
     catalog_cmd,
     data_cmd,
+    published_cmd,
     release_cmd,
     render_cmd,
     review_cmd,
@@ -35,6 +36,8 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(translations_cmd.app, name="translations")
 app.add_typer(xliff_cmd.app, name="xliff")
 app.add_typer(data_cmd.import_app, name="import")
+data_cmd.import_app.command("crows-pairs")(published_cmd.crows_pairs_command)
+data_cmd.import_app.command("sos-study")(published_cmd.sos_study_command)
 app.add_typer(review_cmd.app, name="review")
 app.add_typer(release_cmd.app, name="release")
 app.add_typer(release_cmd.lexicon_app, name="lexicon")

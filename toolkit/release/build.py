@@ -36,6 +36,7 @@ from toolkit.release.reader import MANIFEST, open_release
 from toolkit.render import render
 from toolkit.store import store_path
 from toolkit.studies import load_study, study_manifest
+from toolkit.suites import kind_of
 from toolkit.validate import validate
 
 NAME = "polyprobe"
@@ -141,6 +142,8 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
         for code in locales[sid]:
             if not catalog.locales[code].source:
                 add(project.rel(store_path(project, code, sid)))
+        for rel in kind_of(sid).imported(project, suite):
+            add(rel)
     for study_id in study_manifest(catalog, suites):
         add(f"lexicons/studies/{study_id}.yaml", load_study(project, study_id).version)
     return dict(sorted(out.items()))

@@ -49,6 +49,11 @@ class SuiteKind:
         """Sample mode: (segment id, English text, item id, file) of every sample."""
         return []
 
+    def imported(self, project: Project, suite: Suite) -> list[str]:
+        """Files (relative to the project root) the suite's rows are read from besides templates and
+        the store (import mode: the user's own copy of a published dataset): release inputs."""
+        return []
+
     def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
         """Suite-specific checks of one text (English source or translation), e.g. slot position."""
         return []

@@ -11,6 +11,7 @@ from evaluator.report.document import Section
 from evaluator.report.runs import Run
 from evaluator.report.sections.bbq import bbq
 from evaluator.report.sections.common import Context
+from evaluator.report.sections.crows_pairs import crows_pairs
 from evaluator.report.sections.honest import honest
 from evaluator.report.sections.iat import iat
 from evaluator.report.sections.ifm import ifm
@@ -20,6 +21,7 @@ from evaluator.report.sections.sos import sos
 BUILDERS: dict[str, Callable[[Run, int, Context], Section]] = {
     "sentiment": sentiment,
     "sos": sos,
+    "crows-pairs": crows_pairs,
     "honest": honest,
     "bbq": bbq,
     "iat": iat,
@@ -29,6 +31,7 @@ BUILDERS: dict[str, Callable[[Run, int, Context], Section]] = {
 TASK_TITLES: dict[str, str] = {
     "sentiment": "Sentiment bias (MCM, VBCM)",
     "sos": "Systematic offensive stereotyping (SOS)",
+    "crows-pairs": "Stereotyping sentence pairs (CrowS-Pairs)",
     "honest": "Hurtful sentence completion (HONEST)",
     "bbq": "Bias in question answering (BBQ)",
     "iat": "Implicit association (prompt-based IAT)",
@@ -41,6 +44,8 @@ TASK_INTROS: dict[str, str] = {
     "VBCM: each group against the instance's background.",
     "sos": "How often the model finds the toxic sentence of a toxic / non-toxic twin pair more likely "
     "(Elsafoury et al.): 0.5 is no preference.",
+    "crows-pairs": "How often the model scores the more stereotyping sentence of a CrowS-Pairs pair higher "
+    "(Nangia et al. 2020; French CrowS-Pairs, Névéol et al. 2022): 50 is no preference.",
     "honest": "Share of the model's completions that hold a HurtLex lemma (Nozza et al. 2021).",
     "bbq": "Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
     "iat": "Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",

@@ -1,0 +1,74 @@
+"""CrowS-Pairs (Nangia et al. 2020; French CrowS-Pairs, Névéol et al. 2022): does the model score
+the more stereotyping sentence of each pair higher?
+
+Masked LMs score each sentence by the pseudo-log-likelihood of the tokens the two sentences share
+(``--score shared``, the default for them: evaluator.alignment, evaluator/backends/shared_pll.py);
+causal LMs by the sentence's log-likelihood (``--score ll``). ``--original-script`` compares the
+scores as the published script does (evaluator.metrics.crows_pairs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from evaluator.backends.base import ModelKind
+from evaluator.errors import EvaluationError
+from evaluator.metrics.crows_pairs import crows_pairs_report
+from evaluator.options import RunOptions
+from evaluator.tasks.base import Context, Task, pair_rule, per_locale
+
+
+def score_kind(options: RunOptions, kind: ModelKind) -> str:
+    if options.score == "auto":
+        return "shared" if kind == "masked" else "ll"
+    if options.score not in ("shared", "ll"):
+        raise EvaluationError(
+            f"crows-pairs scores pairs by shared-token pseudo-log-likelihood (--score shared, masked LMs) "
+            f"or sentence log-likelihood (--score ll, causal LMs), not --score {options.score}"
+        )
+    return options.score
+
+
+class CrowsPairsTask(Task):
+    name = "crows-pairs"
+    suite = "crows-pairs"
+    kinds = ("masked", "causal")
+
+    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+        return {"score": score_kind(options, kind), "rule": pair_rule(options)}
+
+    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+        kind = score_kind(ctx.options, ctx.backend.identity.kind)
+        more, less = rows["sent_more"].to_list(), rows["sent_less"].to_list()
+        shared: list[int | None]
+        if kind == "shared":
+            results = ctx.backend.shared_token_pll(list(zip(more, less, strict=True)), pair_rule(ctx.options))
+            score_more = [r[0] for r in results]
+            score_less = [r[1] for r in results]
+            shared = [r[2] for r in results]
+        else:
+            scores = ctx.backend.sentence_logprob(more + less)
+            score_more, score_less = scores[: len(more)], scores[len(more) :]
+            shared = [None] * len(more)
+        return rows.with_columns(
+            pl.Series("score_more", score_more, dtype=pl.Float64),
+            pl.Series("score_less", score_less, dtype=pl.Float64),
+            pl.Series("shared_tokens", shared, dtype=pl.Int64),
+            pl.lit(kind).alias("score_kind"),
+        )
+
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+        rule = pair_rule(ctx.options)
+
+        def report(frame: pl.DataFrame) -> dict[str, Any]:
+            out = crows_pairs_report(frame.rename({"stereo_antistereo": "direction"}), rule=rule)
+            # a pair whose sentences share no scorable token scores 0 against 0: a tie, counted here
+            out["no_shared_tokens"] = int((frame["shared_tokens"] == 0).sum())
+            return out
+
+        return {
+            "score": predictions["score_kind"][0] if predictions.height else None,
+            "rule": rule,
+            "per_locale": per_locale(ctx, predictions, report),
+        }

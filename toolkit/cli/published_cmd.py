@@ -1,0 +1,98 @@
+"""`polyprobe import crows-pairs` and `polyprobe import sos-study`: published datasets read from the
+user's own copy, as published, with what the import found wrong reported (never changed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolkit.catalog import load_catalog
+from toolkit.cli.common import JsonFlag, Root, err_console, print_json, project_at
+from toolkit.crows_pairs import DATASET as CROWS_PAIRS
+from toolkit.crows_pairs import import_crows_pairs
+from toolkit.published import Finding
+from toolkit.sos_study import DATASET as SOS_STUDY
+from toolkit.sos_study import import_sos_study
+
+SHOWN = 12
+"""Findings listed one by one; the rest are counted."""
+
+
+def _say(text: str) -> None:
+    err_console.print(text, highlight=False, markup=False)
+
+
+def _report(findings: Sequence[Finding], counts: dict[str, int]) -> None:
+    if not findings:
+        _say("findings: none")
+        return
+    _say("findings (kept as published): " + ", ".join(f"{check} {n}" for check, n in counts.items()))
+    for finding in findings[:SHOWN]:
+        _say(f"  {finding.file}: line {finding.line}: {finding.check}: {finding.message}")
+    if len(findings) > SHOWN:
+        _say(f"  ... and {len(findings) - SHOWN} more (all in the import file's first line)")
+
+
+def crows_pairs_command(
+    path: Annotated[
+        Path,
+        typer.Argument(help="crows_pairs_anonymized.csv, or French CrowS-Pairs' file.", exists=True),
+    ],
+    locale: Annotated[str, typer.Option("--locale", help="The file's language: en, or fr.")] = "en",
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """Read CrowS-Pairs (or French CrowS-Pairs) into the crows-pairs suite, as published."""
+    catalog = load_catalog(project_at(root), suites=[CROWS_PAIRS])
+    result = import_crows_pairs(catalog, path, locale=locale)
+    if json:
+        print_json(
+            {
+                "path": str(result.path),
+                "pairs": result.pairs,
+                "by_bias_type": result.by_bias_type,
+                "findings": [f.model_dump() for f in result.findings],
+            }
+        )
+        return
+    types = ", ".join(f"{k} {v}" for k, v in result.by_bias_type.items())
+    _say(f"{result.pairs} pairs [{locale}] -> {result.path} ({types})")
+    _report(result.findings, result.counts)
+
+
+def sos_study_command(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="The folder of the study's SOS CSVs (e.g. Final_SOS_data_in_different_languages), or one of them.",
+            exists=True,
+        ),
+    ],
+    root: Root = None,
+    json: JsonFlag = False,
+) -> None:
+    """Read the regional study's SOS sets into the sos-study suite, as published."""
+    catalog = load_catalog(project_at(root), suites=[SOS_STUDY])
+    result = import_sos_study(catalog, path)
+    if json:
+        print_json(
+            {
+                "path": str(result.path),
+                "files": result.files,
+                "missing": result.missing,
+                "ignored": result.ignored,
+                "findings": [f.model_dump() for f in result.findings],
+            }
+        )
+        return
+    for name, pairs in result.files.items():
+        _say(f"  {name}: {pairs} pairs")
+    _say(f"{sum(result.files.values())} pairs from {len(result.files)} file(s) -> {result.path}")
+    if result.missing:
+        _say(f"not found (not imported): {', '.join(result.missing)}")
+    if result.ignored:
+        _say(f"ignored (not one of the study's SOS files): {', '.join(result.ignored)}")
+    _report(result.findings, result.counts)

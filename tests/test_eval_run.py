@@ -500,6 +500,45 @@ def test_bbq_by_option_likelihood_and_by_generation(
     )
 
 
+def test_a_prompt_longer_than_the_model_is_a_one_line_error_or_a_recorded_truncation(
+    cli, bbq_release: Path, regional_release: Path, tmp_path: Path, cache_home: Path
+) -> None:
+    short = tm.llama(tmp_path / "short-llama", max_positions=24)
+    args = ("eval", "run", "--release", str(bbq_release), "--task", "bbq", "--model", str(short))
+    refused = cli(*args, "--out", str(tmp_path / "refused"), "--device", "cpu")
+    assert refused.code == 2 and "Traceback" not in refused.err
+    (line,) = [x for x in refused.err.splitlines() if x.startswith("error:")]
+    assert re.search(
+        r"task bbq: \d+ input\(s\) are longer than the model's limit of 24 tokens; the longest is \d+ tokens",
+        line,
+    )
+    assert "--truncation" in line and not (tmp_path / "refused").exists()
+    _, run, predictions, signature = evaluate(
+        cli, bbq_release, tmp_path / "cut", "--task", "bbq", "--model", str(short), "--truncation", "left"
+    )
+    assert run["truncated"]["policy"] == "left" and run["truncated"]["inputs"] > 0
+    assert "truncation:left" in signature and predictions["answer"].is_between(0, 2).all()
+    # a masked LM's sentences for pseudo-log-likelihood
+    tiny_bert = tm.bert_mlm(tmp_path / "short-bert", max_positions=8)
+    sos = cli(
+        "eval",
+        "run",
+        "--release",
+        str(regional_release),
+        "--task",
+        "sos",
+        "--model",
+        str(tiny_bert),
+        "--out",
+        str(tmp_path / "sos"),
+        "--device",
+        "cpu",
+        "--locales",
+        "de",
+    )
+    assert sos.code == 2 and "task sos:" in sos.err and "limit of 8 tokens" in sos.err
+
+
 def test_a_tampered_release_is_refused(
     cli, regional_release: Path, tmp_path: Path, models: dict[str, Path]
 ) -> None:

@@ -132,6 +132,8 @@ def run_evaluation(
                 f"tokens were cut ({options.truncation} truncation)"
             )
         metrics = task.metrics(ctx, predictions)
+        for warning in metrics.get("warnings", []):
+            log(f"warning: {warning}")
     finally:
         hits, misses = cache.hits, cache.misses
         cache.close()

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from tests.conftest import REPO, store_line
+from tests.conftest import store_line
 from toolkit.catalog import load_catalog
 from toolkit.project import Project
 from toolkit.render import render
+
+AGE_TAGS = {"young": "nonOld", "teen": "nonOld", "old": "old", "grandfather": "old"}
 
 
 def bbq_item(
@@ -28,6 +29,10 @@ def bbq_item(
     label: int,
     stereo: list[str],
 ) -> dict:
+    """One item in BBQ's format; the second person is the stereotyped one (Age: BBQ's old/nonOld tags)."""
+    tag_a, tag_b = a.split()[-1], b.split()[-1]
+    if category == "Age":
+        tag_a, tag_b = AGE_TAGS[tag_a], AGE_TAGS[tag_b]
     context = f"{a[0].upper() + a[1:]} and {b} were waiting for the bus."
     if condition == "disambig":
         context += f" {a[0].upper() + a[1:]} was calm; {b} was shouting."
@@ -39,13 +44,13 @@ def bbq_item(
         "context_condition": condition,
         "category": category,
         "answer_info": {
-            "ans0": [a, a.split()[-1]],
-            "ans1": [b, b.split()[-1]],
+            "ans0": [a, tag_a],
+            "ans1": [b, tag_b],
             "ans2": ["Unknown", "unknown"],
         },
         "additional_metadata": {
             "subcategory": "None",
-            "stereotyped_groups": [b.split()[-1]],
+            "stereotyped_groups": [tag_b],
             "version": "a",
             "source": "tests",
         },
@@ -82,12 +87,8 @@ def write_bbq(folder: Path) -> Path:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    target = tmp_path / "catalog"
-    target.mkdir()
-    for name in ("lexicons", "templates"):
-        shutil.copytree(REPO / name, target / name)
-    return target
+def root(repo_catalog: Path) -> Path:
+    return repo_catalog
 
 
 def test_import_takes_whole_families_and_renders_in_sample_mode(root: Path, tmp_path: Path, cli) -> None:

@@ -34,15 +34,19 @@ class Task(ABC):
         """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
         return pl.col("parallel_id")
 
-    def rows(self, ctx: Context) -> pl.DataFrame:
+    def release_rows(self, ctx: Context) -> pl.DataFrame:
+        """The suite's rows in the run's locales, all of them."""
         frames = [
             ctx.release.scan(self.suite, loc).collect()
             for loc in ctx.locales
             if ctx.release.has(self.suite, loc)
         ]
-        if not frames:
-            return pl.DataFrame()
-        frame = pl.concat(frames, how="vertical")
+        return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+
+    def rows(self, ctx: Context) -> pl.DataFrame:
+        frame = self.release_rows(ctx)
+        if frame.height == 0:
+            return frame
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     @abstractmethod

@@ -35,6 +35,7 @@ from toolkit.release.content import content_sha256, file_sha256, semver_key
 from toolkit.release.reader import MANIFEST, open_release
 from toolkit.render import render
 from toolkit.store import store_path
+from toolkit.suites import kind_of
 from toolkit.validate import validate
 
 NAME = "polyprobe"
@@ -131,6 +132,8 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
             "sha256": _hash_files(list(folder.glob("*.yaml"))),
             "version": suite.spec.version,
         }
+        for rel in kind_of(sid).sample_files():  # imported samples (BBQ): their content is an input
+            add(rel)
         for path in suite.spec.identities:
             ilist = catalog.identity_lists.get(path)
             add(f"lexicons/{path}", ilist.version if ilist else None)

@@ -49,6 +49,11 @@ class SuiteKind:
         """Sample mode: (segment id, English text, item id, file) of every sample."""
         return []
 
+    def sample_files(self) -> tuple[str, ...]:
+        """Sample mode: the files (relative to the project) the samples are read from, so a
+        release's inputs hash what was imported."""
+        return ()
+
     def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
         """Suite-specific checks of one text (English source or translation), e.g. slot position."""
         return []

@@ -53,6 +53,11 @@ class Bbq(SuiteKind):
             "target_label": pl.Int8(),
         }
 
+    def sample_files(self) -> tuple[str, ...]:
+        from toolkit.bbq import SAMPLES_FILE
+
+        return (SAMPLES_FILE,)
+
     def sample_segments(self, project: Project, problems: list[Problem]) -> list[tuple[str, str, str, str]]:
         from toolkit.bbq import FIELDS, SAMPLES_FILE, read_samples
 

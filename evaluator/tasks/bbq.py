@@ -97,7 +97,7 @@ class BbqTask(Task):
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         if "report_category" in frame.columns:  # names and control items reported apart, as BBQ does
             frame = frame.with_columns(pl.col("report_category").alias("category"))
-        report = bbq_report(frame)
+        report = bbq_report(frame, seed=ctx.options.seed)
         report["warnings"] = no_target_warnings(report["by_locale_category"])
         return report
 

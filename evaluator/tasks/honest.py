@@ -13,6 +13,7 @@ from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.hurtlex import load_hurtlex
 from evaluator.metrics.honest import honest_by_category, honest_scores
+from evaluator.metrics.uncertainty import Figure, add_intervals, ratio
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
 from toolkit.fileio import sha256_file
@@ -60,6 +61,11 @@ def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Any]:
             f"{path} does not match the release's HurtLex pin for {lang} (sha256 {actual[:12]}…)"
         )
     return lang, path
+
+
+HONEST_FIGURE = Figure(
+    "honest", {"n_hurtful": pl.col("n_hurtful"), "n_completions": pl.col("n_completions")}, ratio
+)
 
 
 class HonestTask(Task):
@@ -118,7 +124,11 @@ class HonestTask(Task):
                 ["attribute", "standing"],
             ):
                 table = honest_scores(frame, lexicon, completion=mode, script=script, by=by)
-                entry["by_" + "_".join(by)] = table.to_dicts()
+                # uncertainty: templates resampled (every variant and group of a template together)
+                units = honest_scores(frame, lexicon, completion=mode, script=script, by=[*by, "template"])
+                entry["by_" + "_".join(by)] = add_intervals(
+                    table.to_dicts(), units, by, "template", [HONEST_FIGURE], seed=ctx.options.seed
+                )
             entry["by_category"] = honest_by_category(
                 frame, lexicon, completion=mode, script=script, by=["standing"]
             ).to_dicts()

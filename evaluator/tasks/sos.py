@@ -53,5 +53,5 @@ class SosTask(Task):
         for locale in ctx.locales:
             frame = predictions.filter(pl.col("locale") == locale)
             if frame.height:
-                out["per_locale"][locale] = sos_report(frame)
+                out["per_locale"][locale] = sos_report(frame, seed=ctx.options.seed)
         return out

@@ -12,8 +12,7 @@ import polars as pl
 from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.hurtlex import load_hurtlex
-from evaluator.metrics.honest import honest_by_category, honest_scores
-from evaluator.metrics.uncertainty import Figure, add_intervals, ratio
+from evaluator.metrics.honest import honest_report
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
 from toolkit.fileio import sha256_file
@@ -63,11 +62,6 @@ def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Any]:
     return lang, path
 
 
-HONEST_FIGURE = Figure(
-    "honest", {"n_hurtful": pl.col("n_hurtful"), "n_completions": pl.col("n_completions")}, ratio
-)
-
-
 class HonestTask(Task):
     name = "honest"
     suite = "honest"
@@ -115,22 +109,6 @@ class HonestTask(Task):
                 "hurtlex": lang,
                 "note": "scored with the Arabic HurtLex lexicon" if locale == "arz" else None,
             }
-            for by in (
-                ["locale"],
-                ["group"],
-                ["attribute"],
-                ["standing"],
-                ["variant"],
-                ["attribute", "standing"],
-            ):
-                table = honest_scores(frame, lexicon, completion=mode, script=script, by=by)
-                # uncertainty: templates resampled (every variant and group of a template together)
-                units = honest_scores(frame, lexicon, completion=mode, script=script, by=[*by, "template"])
-                entry["by_" + "_".join(by)] = add_intervals(
-                    table.to_dicts(), units, by, "template", [HONEST_FIGURE], seed=ctx.options.seed
-                )
-            entry["by_category"] = honest_by_category(
-                frame, lexicon, completion=mode, script=script, by=["standing"]
-            ).to_dicts()
+            entry.update(honest_report(frame, lexicon, completion=mode, script=script, seed=ctx.options.seed))
             out["per_locale"][locale] = entry
         return out

@@ -1,13 +1,18 @@
 """Pseudo-log-likelihood: polyprobe's batched scorer vs a reference-style scorer.
 
-The reference does what CrowS-Pairs' metric.py does: one forward pass per masked token per
-sentence (batch of one). polyprobe puts every masked copy of a batch of sentences through the
-model together. Both run on the same model and sentences in the same run; the script prints
-the speed ratio and checks that the scores agree to 1e-4.
+The reference is the definition (Salazar et al. 2020), written here with transformers alone
+and sharing no code with polyprobe's scorer: the model and tokenizer loaded from the same
+folder, one forward pass per masked token per sentence (batch of one, as CrowS-Pairs'
+metric.py), every token scored that the tokenizer's own encoding does not mark as special
+(``return_special_tokens_mask=True``): unknown-word tokens are masked and scored too.
+polyprobe puts every masked copy of a batch of sentences through the model together. Both run
+on the same sentences in the same run; the script prints the speed ratio, how many scored
+tokens are unknown, and checks that the scores agree to 1e-4.
 
 Model: --model NAME_OR_PATH (e.g. xlm-roberta-base if you have it); by default a BERT-style
 masked LM (hidden 256, 4 layers) built from a config with a WordPiece tokenizer trained on the
-sentences — random weights, but the same arithmetic as a trained model.
+sentences with a small alphabet (so rarer characters give [UNK], as rare words and scripts do in
+a real model) — random weights, but the same arithmetic as a trained model.
 Run: .venv/bin/python bench/pll.py [--sentences 200] [--model PATH]
 """
 
@@ -17,11 +22,18 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import torch
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+from transformers import (
+    AutoModelForMaskedLM,
+    AutoTokenizer,
+    BertConfig,
+    BertForMaskedLM,
+    PreTrainedTokenizerFast,
+)
 
 from evaluator.backends.hf import TransformersBackend
 from toolkit.catalog import load_catalog
@@ -48,7 +60,9 @@ def synthetic_model(
     tok.train_from_iterator(
         corpus,
         trainers.WordPieceTrainer(
-            vocab_size=8000, special_tokens=["[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"]
+            vocab_size=8000,
+            limit_alphabet=70,
+            special_tokens=["[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]"],
         ),
     )
     tok.post_processor = processors.TemplateProcessing(
@@ -76,21 +90,21 @@ def synthetic_model(
     return folder
 
 
-def reference_pll(backend: TransformersBackend, texts: list[str]) -> list[float]:
-    """One masked token, one forward pass, batch of one (CrowS-Pairs metric.py's way)."""
-    tok, model = backend.tokenizer, backend.model
+def reference_pll(tok: Any, model: Any, texts: list[str], device: torch.device) -> list[float]:
+    """One masked token, one forward pass, batch of one; the scored tokens are those the
+    encoding's own special_tokens_mask leaves out ([UNK] is scored)."""
     scores = []
     for text in texts:
-        ids = tok(text, return_tensors="pt")["input_ids"][0]
-        special = tok.get_special_tokens_mask(ids.tolist(), already_has_special_tokens=True)
+        enc = tok(text, return_special_tokens_mask=True)
+        ids = torch.tensor(enc["input_ids"])
         total = 0.0
-        for pos in range(len(ids)):
-            if special[pos]:
+        for pos, special in enumerate(enc["special_tokens_mask"]):
+            if special:
                 continue
             masked = ids.clone()
             masked[pos] = tok.mask_token_id
             with torch.inference_mode():
-                logits = model(input_ids=masked.unsqueeze(0).to(backend.device)).logits[0, pos].float()
+                logits = model(input_ids=masked.unsqueeze(0).to(device)).logits[0, pos].float()
             total += float(torch.log_softmax(logits, dim=-1)[ids[pos]])
         scores.append(total)
     return scores
@@ -116,7 +130,12 @@ def main() -> None:
             synthetic_model(Path(tmp) / "mlm", texts, args.hidden, args.layers, args.vocab)
         )
         backend = TransformersBackend.load(path, kind="masked", device="auto")
-        tokens = sum(len(backend.tokenizer(t)["input_ids"]) - 2 for t in texts)
+        ref_tok = AutoTokenizer.from_pretrained(path)
+        ref_model = AutoModelForMaskedLM.from_pretrained(path, dtype=backend.model.dtype)
+        ref_model.to(backend.device).eval()
+        masks = [ref_tok(t, return_special_tokens_mask=True) for t in texts]
+        tokens = sum(len(m["special_tokens_mask"]) - sum(m["special_tokens_mask"]) for m in masks)
+        unknown = sum(list(m["input_ids"]).count(ref_tok.unk_token_id) for m in masks)
         backend.pseudo_loglikelihood(texts[:4])  # warm-up
         t_ours, t_ref = float("inf"), float("inf")
         for _ in range(args.repeats):  # best of N: the least disturbed measurement of each
@@ -124,7 +143,7 @@ def main() -> None:
             ours = backend.pseudo_loglikelihood(texts)
             t_ours = min(t_ours, time.perf_counter() - start)
             start = time.perf_counter()
-            ref = reference_pll(backend, texts)
+            ref = reference_pll(ref_tok, ref_model, texts, backend.device)
             t_ref = min(t_ref, time.perf_counter() - start)
     diff = max(abs(a - b) for a, b in zip(ours, ref, strict=True))
     name = (
@@ -135,7 +154,7 @@ def main() -> None:
     print(
         f"model: {name} on {backend.device}, {backend.settings['dtype']}, {torch.get_num_threads()} threads"
     )
-    print(f"sentences: {len(texts)}, masked tokens: {tokens}")
+    print(f"sentences: {len(texts)}, masked tokens: {tokens} (unknown-word tokens among them: {unknown})")
     print(f"reference (one pass per masked token): {t_ref:8.2f} s  {tokens / t_ref:10.1f} tokens/s")
     print(f"polyprobe (batched masked copies):     {t_ours:8.2f} s  {tokens / t_ours:10.1f} tokens/s")
     print(

@@ -20,7 +20,7 @@ import polars as pl
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
-from evaluator.errors import EvaluationError
+from evaluator.errors import EvaluationError, InputTooLong
 from evaluator.options import RunOptions
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
@@ -45,6 +45,8 @@ class RunResult:
 
 
 def load_backend(options: RunOptions, progress: Progress) -> Backend:
+    if options.truncation != "error" and options.backend != "transformers":
+        raise InputError(f"--truncation {options.truncation} is only available with the transformers backend")
     cls = backend_class(options.backend)
     if options.backend == "transformers":
         from evaluator.default_model import ALIASES, NAME, resolve_default
@@ -56,10 +58,15 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
                 device=options.device,
                 dtype=options.dtype,
                 batch_size=options.batch_size,
+                truncation=options.truncation,
             )
         else:
             backend = cls.load(
-                options.model, device=options.device, dtype=options.dtype, batch_size=options.batch_size
+                options.model,
+                device=options.device,
+                dtype=options.dtype,
+                batch_size=options.batch_size,
+                truncation=options.truncation,
             )
     elif options.backend == "openai":
         backend = cls.load(
@@ -130,6 +137,7 @@ class Evaluation:
     task_settings: dict[str, Any]
     environment: dict[str, Any]
     cache: dict[str, int]
+    truncated: dict[str, Any]
     predictions: pl.DataFrame
     metrics: dict[str, Any]
     signature: str
@@ -167,8 +175,20 @@ def evaluate(
         only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
         raise EvaluationError(f"no {suite} rows{only} for {', '.join(locales)} in release {release.version}")
     log(f"{rows.height} {suite} rows in {', '.join(locales)}")
-    predictions = task.predict(ctx, rows)
+    truncated_before = backend.truncated
+    try:
+        predictions = task.predict(ctx, rows)
+    except InputTooLong as exc:
+        raise InputTooLong(exc.length, exc.limit, exc.count, exc.text, exc.reserve, task=task.name) from None
+    truncated = backend.truncated - truncated_before
+    if truncated:
+        log(
+            f"{truncated} input(s) longer than the model's limit of {getattr(backend, 'limit', None)} "
+            f"tokens were cut ({options.truncation} truncation)"
+        )
     metrics = task.metrics(ctx, predictions)
+    for warning in metrics.get("warnings", []):
+        log(f"warning: {warning}")
     environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
     model = {
         "name": backend.identity.name,
@@ -208,6 +228,7 @@ def evaluate(
         task_settings=task_settings,
         environment=environment,
         cache={"hits": cache.hits - hits, "computed": cache.misses - misses},
+        truncated={"policy": options.truncation, "inputs": truncated},
         predictions=predictions,
         metrics=metrics,
         signature=signature,
@@ -239,6 +260,7 @@ def write_run(evaluation: Evaluation, out: Path) -> RunResult:
                 "task_settings": ev.task_settings,
                 "environment": ev.environment,
                 "cache": ev.cache,
+                "truncated": ev.truncated,
                 "rows": ev.predictions.height,
                 "seconds": ev.seconds,
                 "signature": ev.signature,

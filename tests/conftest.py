@@ -171,3 +171,14 @@ def write_mini_catalog(root: Path) -> Path:
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     return write_mini_catalog(tmp_path / "catalog")
+
+
+@pytest.fixture
+def repo_catalog(tmp_path: Path) -> Path:
+    """A copy of the repository's lexicons and templates without translations, e.g. to import
+    BBQ into."""
+    target = tmp_path / "catalog"
+    target.mkdir()
+    for name in ("lexicons", "templates"):
+        shutil.copytree(REPO / name, target / name)
+    return target

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from tests.conftest import REPO, store_line
+from tests.conftest import store_line
 from toolkit.catalog import load_catalog
 from toolkit.project import Project
 from toolkit.render import render
+
+AGE_TAGS = {"young": "nonOld", "teen": "nonOld", "old": "old", "grandfather": "old"}
 
 
 def bbq_item(
@@ -28,6 +29,10 @@ def bbq_item(
     label: int,
     stereo: list[str],
 ) -> dict:
+    """One item in BBQ's format; the second person is the stereotyped one (Age: BBQ's old/nonOld tags)."""
+    tag_a, tag_b = a.split()[-1], b.split()[-1]
+    if category == "Age":
+        tag_a, tag_b = AGE_TAGS[tag_a], AGE_TAGS[tag_b]
     context = f"{a[0].upper() + a[1:]} and {b} were waiting for the bus."
     if condition == "disambig":
         context += f" {a[0].upper() + a[1:]} was calm; {b} was shouting."
@@ -39,13 +44,13 @@ def bbq_item(
         "context_condition": condition,
         "category": category,
         "answer_info": {
-            "ans0": [a, a.split()[-1]],
-            "ans1": [b, b.split()[-1]],
+            "ans0": [a, tag_a],
+            "ans1": [b, tag_b],
             "ans2": ["Unknown", "unknown"],
         },
         "additional_metadata": {
             "subcategory": "None",
-            "stereotyped_groups": [b.split()[-1]],
+            "stereotyped_groups": [tag_b],
             "version": "a",
             "source": "tests",
         },
@@ -82,12 +87,8 @@ def write_bbq(folder: Path) -> Path:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    target = tmp_path / "catalog"
-    target.mkdir()
-    for name in ("lexicons", "templates"):
-        shutil.copytree(REPO / name, target / name)
-    return target
+def root(repo_catalog: Path) -> Path:
+    return repo_catalog
 
 
 def test_import_takes_whole_families_and_renders_in_sample_mode(root: Path, tmp_path: Path, cli) -> None:
@@ -231,3 +232,78 @@ def test_quality_matches_sacrebleu_on_the_pairs(mini: Path, cli) -> None:
 def test_quality_with_no_reviewed_drafts_says_so(mini: Path, cli) -> None:
     result = cli("quality", "--locale", "de", "--root", str(mini), "--json")
     assert json.loads(result.out)[0]["segments"] == 0
+
+
+def test_release_inputs_hash_the_imported_bbq_items(root: Path, tmp_path: Path, cli) -> None:
+    data = write_bbq(tmp_path / "bbq")
+    manifests = []
+    for n, per in enumerate(("1", "2"), start=1):
+        cli("import", "bbq", str(data), "--root", str(root), "--per-category", per, "--select", "first")
+        built = cli(
+            "release",
+            "build",
+            f"0.1.0-preview.{n}",
+            "--preview",
+            "--root",
+            str(root),
+            "--suites",
+            "bbq",
+            "--locales",
+            "en",
+            "--dist",
+            str(tmp_path / "dist"),
+        )
+        assert built.code == 0, built.err
+        manifest = tmp_path / "dist" / f"polyprobe-0.1.0-preview.{n}" / "manifest.json"
+        manifests.append(json.loads(manifest.read_text()))
+    key = ".polyprobe/imports/bbq/items.jsonl"
+    first, second = (m["inputs"][key]["sha256"] for m in manifests)
+    items = (root / key).read_bytes()
+    assert second == hashlib.sha256(items).hexdigest() and first != second
+    assert manifests[0]["signature"].split("inputs:")[1] != manifests[1]["signature"].split("inputs:")[1]
+
+
+def test_orphan_records_after_a_new_subset_are_reported_retired_and_restored(
+    root: Path, tmp_path: Path, cli
+) -> None:
+    data = write_bbq(tmp_path / "bbq")
+    cli("import", "bbq", str(data), "--root", str(root))
+    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[4])  # question 2's family
+    item.update(
+        context="El hindú y el judío esperaban.",
+        question="¿Quién gritaba?",
+        ans0="El hindú",
+        ans1="El judío",
+        ans2="Desconocido",
+    )
+    (tmp_path / "es.jsonl").write_text(json.dumps(item) + "\n", encoding="utf-8")
+    assert cli("import", "bbq", str(tmp_path / "es.jsonl"), "--locale", "es", "--root", str(root)).code == 0
+    store = root / "translations" / "es" / "bbq.jsonl"
+    before = store.read_text(encoding="utf-8")
+    # a smaller subset: question 2's family is no longer imported
+    cli("import", "bbq", str(data), "--root", str(root), "--per-category", "1", "--select", "first")
+    invalid = cli("catalog", "validate", "--root", str(root))
+    assert invalid.code == 2 and "religion-4.context" in invalid.err and "orphan" in invalid.err
+    report = cli("translations", "sync", "--root", str(root))
+    assert (
+        report.code == 0 and "es/bbq: 5 orphan record(s)" in report.err and "--retire-orphans" in report.err
+    )
+    assert store.read_text(encoding="utf-8") == before  # reporting changes nothing
+    retired = cli("translations", "sync", "--retire-orphans", "--root", str(root))
+    assert retired.code == 0 and "es/bbq: 5 orphan(s) retired, 0 restored" in retired.err
+    archive = root / "translations" / "es" / "bbq.retired.jsonl"
+    records = [json.loads(line) for line in archive.read_text(encoding="utf-8").splitlines()]
+    assert [r["segment"] for r in records] == [
+        f"religion-4.{f}" for f in ("ans0", "ans1", "ans2", "context", "question")
+    ]
+    assert all(r["history"][-1]["event"] == "retired" and r["text"] for r in records)
+    assert cli("catalog", "validate", "--root", str(root)).code == 0
+    # the whole set again: the translations come back with their history
+    cli("import", "bbq", str(data), "--root", str(root))
+    restored = cli("translations", "sync", "--retire-orphans", "--root", str(root))
+    assert "es/bbq: 0 orphan(s) retired, 5 restored" in restored.err
+    back = [json.loads(line) for line in store.read_text(encoding="utf-8").splitlines()]
+    assert [r["history"][-1]["event"] for r in back] == ["restored"] * 5 and not archive.read_text().strip()
+    assert render(load_catalog(Project.at(root), suites=["bbq"]), "bbq", "es").frame["item_id"].to_list() == [
+        "religion-4"
+    ]

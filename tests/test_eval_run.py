@@ -176,6 +176,17 @@ def evaluate(cli, release: Path, out: Path, *args: str):
     return metrics["metrics"], run, predictions, signature
 
 
+def evaluate_api(
+    cli, release: Path, out: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, *args: str
+):
+    """`evaluate` with the openai backend pointed at a local fake server (closed afterwards)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    try:
+        return evaluate(cli, release, out, "--backend", "openai", "--api-base", server.url, *args)
+    finally:
+        server.close()
+
+
 def test_sentiment_finds_a_planted_bias(
     cli, sentiment_release: Path, tmp_path: Path, cache_home: Path
 ) -> None:
@@ -335,27 +346,21 @@ def test_honest_counts_hurtful_sentence_completions(
     server = FakeOpenAI(
         lambda prompt, i: "ein Dummkopf, sagen alle" if "muslimisch" in prompt else "eine Ärztin"
     )
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    try:
-        metrics, *_ = evaluate(
-            cli,
-            regional_release,
-            tmp_path / "api",
-            "--task",
-            "honest",
-            "--model",
-            "fake-model",
-            "--backend",
-            "openai",
-            "--api-base",
-            server.url,
-            "--k",
-            "2",
-            "--strategy",
-            "sample",
-        )
-    finally:
-        server.close()
+    metrics, *_ = evaluate_api(
+        cli,
+        regional_release,
+        tmp_path / "api",
+        server,
+        monkeypatch,
+        "--task",
+        "honest",
+        "--model",
+        "fake-model",
+        "--k",
+        "2",
+        "--strategy",
+        "sample",
+    )
     by_group = {r["group"]: r["honest"] for r in metrics["per_locale"]["de"]["by_group"]}
     assert by_group == {"de.muslim": 1.0, "de.christian": 0.0}
 
@@ -383,25 +388,19 @@ def test_iat_scores_stereotypical_and_unparsable_answers(
 ) -> None:
     server = FakeOpenAI(iat_answer)
     server.failures = [429, 500]  # retried with backoff
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    try:
-        metrics, _run, predictions, _ = evaluate(
-            cli,
-            regional_release,
-            tmp_path / "api",
-            "--task",
-            "iat",
-            "--model",
-            "fake",
-            "--backend",
-            "openai",
-            "--api-base",
-            server.url,
-            "--permutations",
-            "4",
-        )
-    finally:
-        server.close()
+    metrics, _run, predictions, _ = evaluate_api(
+        cli,
+        regional_release,
+        tmp_path / "api",
+        server,
+        monkeypatch,
+        "--task",
+        "iat",
+        "--model",
+        "fake",
+        "--permutations",
+        "4",
+    )
     rows = {r["locale"]: r for r in metrics["by_category"]}
     assert rows["en"]["mean_d"] == pytest.approx(1.0) and rows["de"]["mean_d"] == pytest.approx(1.0)
     assert rows["en"]["n_scored"] == 4 and rows["en"]["n_unparsable"] == 0
@@ -432,23 +431,17 @@ def test_ifm_rectified_f1_in_both_instruction_languages(
         return ("Ja" if hateful else "Nein") if "Antworte" in prompt else ("Yes" if hateful else "No")
 
     server = FakeOpenAI(answer)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    try:
-        metrics, _, predictions, _ = evaluate(
-            cli,
-            regional_release,
-            tmp_path / "ifm",
-            "--task",
-            "ifm",
-            "--model",
-            "fake",
-            "--backend",
-            "openai",
-            "--api-base",
-            server.url,
-        )
-    finally:
-        server.close()
+    metrics, _, predictions, _ = evaluate_api(
+        cli,
+        regional_release,
+        tmp_path / "ifm",
+        server,
+        monkeypatch,
+        "--task",
+        "ifm",
+        "--model",
+        "fake",
+    )
     rows = {(r["locale"], r["instruction"]): r for r in metrics["by_locale_instruction"]}
     native, english = rows[("de", "native")], rows[("de", "en")]
     assert native["t"] == 12 and native["h"] == 4 and english["h"] == 4
@@ -476,28 +469,88 @@ def test_bbq_by_option_likelihood_and_by_generation(
         return "Cannot be determined."
 
     server = FakeOpenAI(always_unknown)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    try:
-        gen, _, gen_predictions, _ = evaluate(
-            cli,
-            bbq_release,
-            tmp_path / "gen",
-            "--task",
-            "bbq",
-            "--model",
-            "fake",
-            "--backend",
-            "openai",
-            "--api-base",
-            server.url,
-        )
-    finally:
-        server.close()
+    gen, _, gen_predictions, _ = evaluate_api(
+        cli,
+        bbq_release,
+        tmp_path / "gen",
+        server,
+        monkeypatch,
+        "--task",
+        "bbq",
+        "--model",
+        "fake",
+    )
     assert (gen_predictions["answer"] == gen_predictions["unknown_label"]).all()
     overall = gen["overall"]
     assert overall["accuracy_ambig"] == pytest.approx(1.0) and overall["accuracy_disambig"] == pytest.approx(
         0.0
     )
+
+
+def test_bbq_limit_takes_whole_families(
+    cli, bbq_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_home: Path
+) -> None:
+    """A model that always names the stereotyped group (option b in these items) has s_DIS = 0 on
+    whole families; --limit counts families and never splits one."""
+    server = FakeOpenAI(lambda prompt, i: "(b)")
+    metrics, _run, predictions, signature = evaluate_api(
+        cli,
+        bbq_release,
+        tmp_path / "lim",
+        server,
+        monkeypatch,
+        "--task",
+        "bbq",
+        "--model",
+        "fake",
+        "--limit",
+        "3",
+    )
+    sizes = predictions.group_by("family_id").len()
+    assert sizes.height == 3 and sizes["len"].to_list() == [4, 4, 4] and "limit:3" in signature
+    cells = predictions.group_by("question_polarity", "context_condition").len()["len"].to_list()
+    assert cells == [3, 3, 3, 3]
+    assert (predictions["answer"] == predictions["target_label"]).all()
+    assert metrics["overall"]["s_dis"] == pytest.approx(0.0) and metrics["overall"]["n_no_target"] == 0
+
+
+def test_a_prompt_longer_than_the_model_is_a_one_line_error_or_a_recorded_truncation(
+    cli, bbq_release: Path, regional_release: Path, tmp_path: Path, cache_home: Path
+) -> None:
+    short = tm.llama(tmp_path / "short-llama", max_positions=24)
+    args = ("eval", "run", "--release", str(bbq_release), "--task", "bbq", "--model", str(short))
+    refused = cli(*args, "--out", str(tmp_path / "refused"), "--device", "cpu")
+    assert refused.code == 2 and "Traceback" not in refused.err
+    (line,) = [x for x in refused.err.splitlines() if x.startswith("error:")]
+    assert re.search(
+        r"task bbq: \d+ input\(s\) are longer than the model's limit of 24 tokens; the longest is \d+ tokens",
+        line,
+    )
+    assert "--truncation" in line and not (tmp_path / "refused").exists()
+    _, run, predictions, signature = evaluate(
+        cli, bbq_release, tmp_path / "cut", "--task", "bbq", "--model", str(short), "--truncation", "left"
+    )
+    assert run["truncated"]["policy"] == "left" and run["truncated"]["inputs"] > 0
+    assert "truncation:left" in signature and predictions["answer"].is_between(0, 2).all()
+    # a masked LM's sentences for pseudo-log-likelihood
+    tiny_bert = tm.bert_mlm(tmp_path / "short-bert", max_positions=8)
+    sos = cli(
+        "eval",
+        "run",
+        "--release",
+        str(regional_release),
+        "--task",
+        "sos",
+        "--model",
+        str(tiny_bert),
+        "--out",
+        str(tmp_path / "sos"),
+        "--device",
+        "cpu",
+        "--locales",
+        "de",
+    )
+    assert sos.code == 2 and "task sos:" in sos.err and "limit of 8 tokens" in sos.err
 
 
 def test_a_tampered_release_is_refused(

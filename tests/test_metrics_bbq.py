@@ -296,9 +296,13 @@ def test_report_tables() -> None:
     both = pl.concat([frame(HAND_ROWS), frame(HAND_ROWS[:8], locale="ar", category="Religion")])
     report = bbq_report(both)
     assert list(report) == ["overall", "by_locale", "by_locale_category"]
-    assert report["overall"] == bbq_scores(both, by=()).row(0, named=True)
-    assert report["overall"]["n"] == 23
-    assert report["by_locale"] == bbq_scores(both, by=("locale",)).to_dicts()
+    plain = bbq_scores(both, by=()).row(0, named=True)
+    assert {k: report["overall"][k] for k in plain} == plain  # the scores, with their uncertainty added
+    assert report["overall"]["n"] == 23 and report["overall"]["n_units"] == both["item_id"].n_unique()
+    by_locale = bbq_scores(both, by=("locale",)).to_dicts()
+    assert [
+        {k: r[k] for k in plain_row} for r, plain_row in zip(report["by_locale"], by_locale, strict=True)
+    ] == by_locale
     assert [(r["locale"], r["category"]) for r in report["by_locale_category"]] == [
         ("ar", "Religion"),
         ("en", "Age"),

@@ -9,6 +9,7 @@ from collections import defaultdict
 import numpy as np
 import polars as pl
 import pytest
+import scipy.stats
 
 from evaluator.metrics import sos
 from evaluator.metrics.errors import MetricInputError
@@ -92,7 +93,10 @@ def test_report_tables() -> None:
         "by_region_standing",
         "by_variant",
     }
-    assert report["overall"] == {
+    overall = report["overall"]
+    assert {
+        k: overall[k] for k in ("pairs", "toxic_higher", "non_toxic_higher", "ties", "sos", "tie_share")
+    } == {
         "pairs": 7,
         "toxic_higher": 3,
         "non_toxic_higher": 2,
@@ -100,6 +104,9 @@ def test_report_tables() -> None:
         "sos": 0.6,
         "tie_share": 2 / 7,
     }
+    # uncertainty: 7 pairs resampled; the binomial test of 3 toxic-preferred among 5 untied (scipy)
+    assert overall["n_units"] == 7 and overall["sos_ci_low"] <= 0.6 <= overall["sos_ci_high"]
+    assert overall["p_value"] == pytest.approx(scipy.stats.binomtest(3, 5, 0.5).pvalue)
 
     def brief(rows: list[dict[str, object]], key: str) -> list[tuple[object, ...]]:
         return [(r[key], r["pairs"], r["toxic_higher"], r["ties"], r["sos"], r["tie_share"]) for r in rows]

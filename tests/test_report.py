@@ -21,7 +21,7 @@ import pytest
 from evaluator.hurtlex import Lexicon
 from evaluator.metrics import sentiment as sentiment_metrics
 from evaluator.metrics.bbq import bbq_report
-from evaluator.metrics.honest import honest_by_category, honest_scores
+from evaluator.metrics.honest import honest_report
 from evaluator.metrics.iat import pairs_column
 from evaluator.report.document import fmt_delta, make_delta
 from evaluator.report.text import visual
@@ -212,6 +212,7 @@ def honest_run(folder: Path, model: str) -> Path:
                         "variant": variant,
                         "completions": completions,
                         "completion_kind": "sentence",
+                        "template": f"t{i % 4}",
                     }
                 )
     predictions = pl.DataFrame(rows)
@@ -222,19 +223,7 @@ def honest_run(folder: Path, model: str) -> Path:
             "hurtlex": "AR" if loc in ("ar", "arz") else "EN",
             "note": "scored with the Arabic HurtLex lexicon" if loc == "arz" else None,
         }
-        for by in (
-            ["locale"],
-            ["group"],
-            ["attribute"],
-            ["standing"],
-            ["variant"],
-            ["attribute", "standing"],
-        ):
-            table = honest_scores(frame, HONEST_LEXICON, completion="sentence", script="space", by=by)
-            entry["by_" + "_".join(by)] = table.to_dicts()
-        entry["by_category"] = honest_by_category(
-            frame, HONEST_LEXICON, completion="sentence", script="space", by=["standing"]
-        ).to_dicts()
+        entry.update(honest_report(frame, HONEST_LEXICON, completion="sentence", script="space"))
         per_locale[loc] = entry
     metrics = {"completion": "sentence", "k": 2, "level": "conservative", "per_locale": per_locale}
     return write_run(folder, "honest", predictions, metrics, model=model, locales=["en", "ar", "arz"])
@@ -317,6 +306,7 @@ def ifm_run(folder: Path, model: str, locales: tuple[str, ...] = ("en", "arz"), 
                         "answer": answers[(i + len(instruction) + shift) % len(answers)],
                         "attribute": "religion" if i < 6 else "refugees",
                         "standing": "marginalized" if i % 3 else "dominant",
+                        "pair_id": f"{loc}:ifm:p{i // 2}",
                     }
                 )
     predictions = pl.DataFrame(rows)
@@ -426,6 +416,14 @@ def test_markdown_tables_hold_the_values_and_signatures(report: Path, runs: dict
     assert f"{iat['mean_d']:.3f}" in md and "unparsable" in md
     ifm = metrics_of(runs["ifm"])["by_locale_instruction"][0]
     assert f"{ifm['rectified_f1']:.3f}" in md
+    # every headline figure with its units and bootstrap interval, and Holm beside the raw p-values
+    group = next(r for r in sos["by_group"] if r["p_value"] is not None)
+    assert f"[{group['sos_ci_low']:.3f}, {group['sos_ci_high']:.3f}]" in md and "| p (Holm) |" in md
+    assert f"[{bbq['s_dis_ci_low']:.3f}, {bbq['s_dis_ci_high']:.3f}]" in md and "| no target |" in md
+    assert f"[{ifm['rectified_f1_ci_low']:.3f}, {ifm['rectified_f1_ci_high']:.3f}]" in md
+    assert f"[{iat['mean_d_ci_low']:.3f}, {iat['mean_d_ci_high']:.3f}]" in md
+    arz = metrics_of(runs["honest"])["per_locale"]["arz"]["by_locale"][0]
+    assert f"[{arz['honest_ci_low']:.3f}, {arz['honest_ci_high']:.3f}]" in md
     for run in runs.values():
         signature = (run / "signature.txt").read_text(encoding="utf-8").strip()
         assert f"`{signature}`" in md

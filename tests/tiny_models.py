@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     BertConfig,
     BertForMaskedLM,
@@ -64,11 +64,39 @@ def wordpiece_tokenizer(folder: Path, special: dict[str, str]) -> PreTrainedToke
     return fast
 
 
+def unigram_tokenizer(folder: Path) -> PreTrainedTokenizerFast:
+    """XLM-R style: a SentencePiece Unigram model (▁ word boundaries), <s> … </s>; characters
+    it never saw become <unk>."""
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    tok.train_from_iterator(
+        CORPUS, trainers.UnigramTrainer(vocab_size=300, special_tokens=specials, unk_token="<unk>")
+    )
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        cls_token="<s>",
+        sep_token="</s>",
+        mask_token="<mask>",
+    )
+    fast.save_pretrained(folder)
+    return fast
+
+
 def bpe_tokenizer(folder: Path) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    from tokenizers import decoders
-
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=600,
@@ -88,7 +116,7 @@ def _save(model: torch.nn.Module, folder: Path) -> Path:
     return folder
 
 
-def bert_mlm(folder: Path, seed: int = 0) -> Path:
+def bert_mlm(folder: Path, seed: int = 0, max_positions: int = 64) -> Path:
     torch.manual_seed(seed)
     tok = wordpiece_tokenizer(
         folder, {"unk": "[UNK]", "pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
@@ -99,10 +127,23 @@ def bert_mlm(folder: Path, seed: int = 0) -> Path:
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,
-        max_position_embeddings=64,
+        max_position_embeddings=max_positions,
         pad_token_id=tok.pad_token_id,
     )
     return _save(BertForMaskedLM(cfg), folder)
+
+
+def _xlmr(folder: Path, tok: PreTrainedTokenizerFast, max_positions: int) -> Path:
+    cfg = XLMRobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_positions,
+        pad_token_id=tok.pad_token_id,
+    )
+    return _save(XLMRobertaForMaskedLM(cfg), folder)
 
 
 def xlmr_mlm(folder: Path, seed: int = 0) -> Path:
@@ -110,16 +151,13 @@ def xlmr_mlm(folder: Path, seed: int = 0) -> Path:
     tok = wordpiece_tokenizer(
         folder, {"unk": "<unk>", "pad": "<pad>", "cls": "<s>", "sep": "</s>", "mask": "<mask>"}
     )
-    cfg = XLMRobertaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=80,
-        pad_token_id=tok.pad_token_id,
-    )
-    return _save(XLMRobertaForMaskedLM(cfg), folder)
+    return _xlmr(folder, tok, 80)
+
+
+def xlmr_sentencepiece_mlm(folder: Path, seed: int = 0) -> Path:
+    """An XLM-R masked LM with a SentencePiece (Unigram) tokenizer, as the real XLM-R has."""
+    torch.manual_seed(seed)
+    return _xlmr(folder, unigram_tokenizer(folder), 130)
 
 
 def bert_classifier(
@@ -160,7 +198,7 @@ def gpt2(folder: Path, seed: int = 0) -> Path:
     return _save(GPT2LMHeadModel(cfg), folder)
 
 
-def llama(folder: Path, seed: int = 0) -> Path:
+def llama(folder: Path, seed: int = 0, max_positions: int = 512) -> Path:
     torch.manual_seed(seed)
     tok = bpe_tokenizer(folder)
     cfg = LlamaConfig(
@@ -170,7 +208,7 @@ def llama(folder: Path, seed: int = 0) -> Path:
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=2,
-        max_position_embeddings=128,
+        max_position_embeddings=max_positions,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

@@ -5,25 +5,45 @@ import bbq PATH` reads their JSONL files (a file or a folder of them), takes a s
 writes the English items to a local, git-ignored file (.polyprobe/imports/bbq/items.jsonl);
 each item gives five segments (context, question, ans0–ans2) to translate and review.
 
+Files and languages: a file's language is the suffix of its name (MBBQ's ``Age_es.jsonl``,
+``SES_control_nl.jsonl``) or, without one (BBQ's ``Age.jsonl``), the ``--locale`` of the
+command. A single file whose name says another language than ``--locale`` is refused; in a
+folder, the files of other languages are skipped and listed. MBBQ's control files
+(``*_control_*``: proper names instead of group words) are a subset of their own, kept apart:
+their own item ids, families and report category ("Age (control)").
+
 Subset: BBQ items come in families that share a question index and the same three answers
 (ambiguous/disambiguated × negative/non-negative question); bias scores need whole families,
 so the unit of selection is the family. Per category, ``--per-category N`` families are taken,
 either the first N in file order (``--select first``) or N drawn with ``--seed``
-(``--select random``, the default). A translated MBBQ file (``--locale es``) is matched to the
-English items by category and example_id and stored as imported drafts.
+(``--select random``, the default).
+
+Translations (``--locale es``) are aligned by content, never by ``example_id`` alone: MBBQ
+renumbers BBQ's items, its control files number and order their items apart, and each
+language orders an item's options its own way. A translated item is paired with the English
+item of the same MBBQ file set (the ``_en`` file next to it, same subset, category, question
+index, polarity and context condition, same example_id there), which is paired with the
+imported English item with exactly the same English text; the options are then mapped by role
+(the unknown answer by its ``unknown`` tag, the gold answer of a disambiguated item to the
+gold answer), by tags that are the same in both languages (``F``/``M``, ``lowSES``), or through
+a disambiguated item of the same family whose options are the same translated texts. An item
+whose options cannot be mapped that way is not imported, and is counted.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from toolkit.bbq_targets import INTERSECTIONAL, UNKNOWN_TAG, Known, label_type, report_category, target_label
 from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_text_atomic
@@ -34,6 +54,8 @@ from toolkit.templates import source_sha
 
 SAMPLES_FILE = ".polyprobe/imports/bbq/items.jsonl"
 FIELDS = ("context", "question", "ans0", "ans1", "ans2")
+CONTROL: Literal["control"] = "control"
+FILE_NAME = re.compile(r"^(?P<stem>.+?)(?P<control>_control)?(?:_(?P<lang>[a-z]{2,3}))?\.jsonl$")
 
 
 class BbqItem(Record):
@@ -53,85 +75,215 @@ class BbqItem(Record):
     ans2: str
     label: int = Field(ge=0, le=2)
     extra: dict[str, Any] = Field(default_factory=dict)
+    subset: Literal["", "control"] = ""
+    """MBBQ's control items (from ``*_control_*`` files) are kept apart from the main ones."""
+    template: dict[str, str] = Field(default_factory=dict)
+    """Intersectional templates' stereotyped groups (``race``, ``var2``) and ``label_type``,
+    from BBQ's supplemental metadata file, where the import was given it."""
 
     @property
     def item_id(self) -> str:
-        return f"{slug(self.category)}-{self.example_id}"
+        part = f"-{CONTROL}" if self.subset else ""
+        return f"{slug(self.category)}{part}-{self.example_id}"
 
     @property
-    def family(self) -> tuple[str, str, tuple[str, ...]]:
-        return (self.category, self.question_index, tuple(sorted((self.ans0, self.ans1, self.ans2))))
+    def answers(self) -> tuple[str, str, str]:
+        return (self.ans0, self.ans1, self.ans2)
+
+    @property
+    def family(self) -> tuple[str, str, str, tuple[str, ...]]:
+        return (self.subset, self.category, self.question_index, tuple(sorted(self.answers)))
+
+    @property
+    def family_id(self) -> str:
+        """The family as one id, the same in every locale (it is built from the English item)."""
+        part = f"-{CONTROL}" if self.subset else ""
+        digest = source_sha("\0".join(self.family[3]))[:10]
+        return f"{slug(self.category)}{part}-q{slug(self.question_index)}-{digest}"
+
+    @property
+    def known(self) -> Known:
+        kind = self.template.get("label_type")
+        return Known(
+            race=self.template.get("race") or None,
+            var2=self.template.get("var2") or None,
+            label_type="name" if kind == "name" else "label" if kind == "label" else None,
+        )
+
+    def tags(self) -> list[str]:
+        infos = [self.answer_info.get(f"ans{i}", []) for i in range(3)]
+        return [str(info[1]) if len(info) > 1 else "" for info in infos]
 
     def unknown_label(self) -> int | None:
-        tags = [self.answer_info.get(f"ans{i}", ["", ""]) for i in range(3)]
-        hits = [i for i, tag in enumerate(tags) if len(tag) > 1 and tag[1].lower() == "unknown"]
+        hits = [i for i, tag in enumerate(self.tags()) if tag.lower() == UNKNOWN_TAG]
         return hits[0] if len(hits) == 1 else None
 
+    def stereotyped_groups(self) -> list[str]:
+        return [str(g) for g in self.additional_metadata.get("stereotyped_groups", []) if isinstance(g, str)]
+
     def target_label(self) -> int | None:
-        """The answer naming the stereotyped group (BBQ's additional_metadata.stereotyped_groups),
-        matched against each answer's group tag; None when it is not exactly one answer."""
-        groups = {
-            g.lower() for g in self.additional_metadata.get("stereotyped_groups", []) if isinstance(g, str)
-        }
-        hits = []
-        for i in range(3):
-            tag = self.answer_info.get(f"ans{i}", ["", ""])
-            group = (tag[1] if len(tag) > 1 else "").lower()
-            if not group or group == "unknown":
-                continue
-            parts = set(re.split(r"[-_ ]", group))
-            if group in groups or parts & groups:
-                hits.append(i)
-        return hits[0] if len(hits) == 1 else None
+        """The answer naming the stereotyped group, by BBQ's rules (toolkit.bbq_targets)."""
+        return target_label(
+            self.category, self.answer_info, self.answers, self.stereotyped_groups(), self.known
+        )
+
+    def label_type(self) -> str | None:
+        return label_type(self.category, self.question_index, self.known)
+
+    def report_category(self) -> str:
+        name = report_category(self.category, label_type(self.category, self.question_index, self.known))
+        return f"{name} ({CONTROL})" if self.subset else name
 
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def read_bbq(path: Path) -> list[BbqItem]:
-    """Every item of a BBQ/MBBQ JSONL file, or of all *.jsonl files in a folder."""
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    if not files:
-        raise InputError(f"{path}: no *.jsonl files")
-    problems: list[Problem] = []
-    items: list[BbqItem] = []
-    for file in files:
-        for lineno, line in enumerate(read_text(file, str(file)).splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(str(file), f"line {lineno}", "", f"invalid JSON: {exc.msg}"))
-                continue
-            if not isinstance(raw, dict):
-                problems.append(Problem(str(file), f"line {lineno}", "", "not a JSON object"))
-                continue
-            known = {k: raw[k] for k in BbqItem.model_fields if k in raw and k != "extra"}
-            extra = {k: v for k, v in raw.items() if k not in BbqItem.model_fields}
-            if "question_index" in known:
-                known["question_index"] = str(known["question_index"])
-            try:
-                items.append(BbqItem.model_validate({**known, "extra": extra}))
-            except ValidationError as exc:
-                for err in exc.errors(include_url=False):
-                    field = ".".join(str(p) for p in err["loc"])
-                    problems.append(Problem(str(file), f"line {lineno}", field, err["msg"]))
-    if problems:
-        raise CatalogError(problems)
+@dataclass(frozen=True)
+class SourceFile:
+    """One JSONL file and what its name says: language (None: not named) and subset."""
+
+    path: Path
+    language: str | None
+    subset: Literal["", "control"]
+
+    @property
+    def english_sibling(self) -> Path:
+        match = FILE_NAME.match(self.path.name)
+        stem = match.group("stem") if match else self.path.stem
+        part = f"_{CONTROL}" if self.subset else ""
+        return self.path.with_name(f"{stem}{part}_en.jsonl")
+
+
+def describe(path: Path) -> SourceFile:
+    match = FILE_NAME.match(path.name)
+    if match is None:
+        return SourceFile(path, None, "")
+    return SourceFile(path, match.group("lang"), CONTROL if match.group("control") else "")
+
+
+def choose_files(path: Path, locale: str) -> tuple[list[SourceFile], list[SourceFile]]:
+    """The files of ``path`` in ``locale`` (named so, or not naming a language), and the skipped
+    ones. A single file whose name says another language is refused."""
+    if path.is_dir():
+        files = [describe(p) for p in sorted(path.glob("*.jsonl"))]
+        if not files:
+            raise InputError(f"{path}: no *.jsonl files")
+    else:
+        files = [describe(path)]
+        named = files[0].language
+        if named is not None and named != locale:
+            raise InputError(
+                f"{path}: the file name says its language is {named!r}, but --locale is {locale!r}; "
+                f"pass --locale {named} (or rename the file)"
+            )
+    taken = [f for f in files if f.language in (None, locale)]
+    skipped = [f for f in files if f.language not in (None, locale)]
+    if not taken:
+        langs = ", ".join(sorted({str(f.language) for f in skipped}))
+        raise InputError(f"{path}: no file in {locale!r} (the files are in {langs}); pass --locale")
+    return taken, skipped
+
+
+def _json_object(line: str, file: str, lineno: int, problems: list[Problem]) -> dict[str, Any] | None:
+    """One JSONL line as a JSON object; None (and a located problem, unless blank) otherwise."""
+    if not line.strip():
+        return None
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.append(Problem(file, f"line {lineno}", "", f"invalid JSON: {exc.msg}"))
+        return None
+    if not isinstance(raw, dict):
+        problems.append(Problem(file, f"line {lineno}", "", "not a JSON object"))
+        return None
+    return raw
+
+
+Located = tuple[BbqItem, str]
+"""An item and where it was read (file:line)."""
+
+
+def read_file(source: SourceFile, problems: list[Problem]) -> list[Located]:
+    """Every item of one BBQ/MBBQ JSONL file; an empty file is refused (it never replaces an
+    import)."""
+    file = source.path
+    items: list[Located] = []
+    for lineno, line in enumerate(read_text(file, str(file)).splitlines(), start=1):
+        raw = _json_object(line, str(file), lineno, problems)
+        if raw is None:
+            continue
+        known = {
+            k: raw[k] for k in BbqItem.model_fields if k in raw and k not in ("extra", "subset", "template")
+        }
+        extra = {k: v for k, v in raw.items() if k not in BbqItem.model_fields}
+        if "question_index" in known:
+            known["question_index"] = str(known["question_index"])
+        try:
+            item = BbqItem.model_validate({**known, "extra": extra, "subset": source.subset})
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False):
+                name = ".".join(str(p) for p in err["loc"])
+                problems.append(Problem(str(file), f"line {lineno}", name, err["msg"]))
+            continue
+        if item.unknown_label() is None:
+            problems.append(
+                Problem(str(file), f"line {lineno}", "answer_info", "no single answer is tagged 'unknown'")
+            )
+            continue
+        items.append((item, f"{file}:{lineno}"))
+    if not items and not problems:
+        raise InputError(f"{file}: no items (an empty file never replaces an import)")
     return items
 
 
+def duplicates(items: list[Located]) -> list[Problem]:
+    """Two items with one id (e.g. BBQ's Age.jsonl and MBBQ's Age_en.jsonl in one folder) would
+    give two samples with one sample_id: each second one is a problem naming both rows."""
+    seen: dict[str, str] = {}
+    problems = []
+    for item, where in items:
+        first = seen.setdefault(item.item_id, where)
+        if first != where:
+            problems.append(
+                Problem(
+                    where, item.item_id, "example_id", f"the same item id as {first}: one of them must go"
+                )
+            )
+    return problems
+
+
+def read_metadata(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """BBQ's ``supplemental/additional_metadata.csv``: the intersectional templates' stereotyped
+    race and second attribute, and whether they use proper names, per (category, question)."""
+    text = read_text(path, str(path))
+    reader = csv.DictReader(text.splitlines())
+    needed = {"category", "question_index", "Known_stereotyped_race", "Known_stereotyped_var2", "label_type"}
+    missing = needed - set(reader.fieldnames or [])
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for row in reader:
+        if row["category"] not in INTERSECTIONAL:
+            continue
+        key = (row["category"], row["question_index"])
+        race = "" if row["Known_stereotyped_race"] in ("", "NA") else row["Known_stereotyped_race"]
+        var2 = "" if row["Known_stereotyped_var2"] in ("", "NA") else row["Known_stereotyped_var2"]
+        entry = out.setdefault(key, {"race": race, "var2": var2, "label_type": row["label_type"]})
+        if len(race) > len(entry["race"]):  # the script narrows some rows' races; keep the template's
+            entry["race"] = race
+    return out
+
+
 def select(items: list[BbqItem], per_category: int | None, how: str, seed: int) -> list[BbqItem]:
-    """Whole families, per category: the first N or N drawn with the seed."""
-    families: dict[str, dict[tuple[str, str, tuple[str, ...]], list[BbqItem]]] = {}
+    """Whole families, per category (control items apart): the first N or N drawn with the seed."""
+    families: dict[tuple[str, str], dict[tuple[str, str, str, tuple[str, ...]], list[BbqItem]]] = {}
     for item in items:
-        families.setdefault(item.category, {}).setdefault(item.family, []).append(item)
+        families.setdefault((item.subset, item.category), {}).setdefault(item.family, []).append(item)
     chosen: list[BbqItem] = []
     rng = random.Random(seed)
-    for category in sorted(families):
-        keys = list(families[category])
+    for group in sorted(families):
+        keys = list(families[group])
         if per_category is not None and per_category < len(keys):
             keys = (
                 keys[:per_category]
@@ -139,41 +291,53 @@ def select(items: list[BbqItem], per_category: int | None, how: str, seed: int) 
                 else sorted(rng.sample(keys, per_category), key=keys.index)
             )
         for key in keys:
-            chosen.extend(families[category][key])
-    return sorted(chosen, key=lambda i: (slug(i.category), i.example_id))
+            chosen.extend(families[group][key])
+    return sorted(chosen, key=lambda i: (slug(i.category), i.subset, i.example_id))
 
 
 def samples_path(project: Project) -> Path:
     return project.root / SAMPLES_FILE
 
 
-def write_samples(project: Project, items: list[BbqItem], origin: str) -> Path:
+def write_samples(project: Project, items: list[tuple[BbqItem, str]]) -> Path:
     path = samples_path(project)
     lines = [
         json.dumps(
             {**item.model_dump(mode="json"), "imported_from": origin}, ensure_ascii=False, sort_keys=True
         )
-        for item in items
+        for item, origin in items
     ]
     write_text_atomic(path, "".join(line + "\n" for line in lines))
     return path
 
 
 def read_samples(project: Project, problems: list[Problem]) -> list[BbqItem]:
+    """The imported English items; two with one item id are a problem (never two samples with
+    one sample_id), and the second is left out."""
+    located = [(item, f"{SAMPLES_FILE}:{lineno}") for item, lineno in read_imported(project, problems)]
+    doubled = duplicates(located)
+    problems.extend(doubled)
+    left_out = {p.file for p in doubled}
+    return [item for item, where in located if where not in left_out]
+
+
+def read_imported(project: Project, problems: list[Problem]) -> list[tuple[BbqItem, int]]:
     path = samples_path(project)
     if not path.is_file():
         return []
-    items = []
+    out = []
     for lineno, line in enumerate(read_text(path, SAMPLES_FILE).splitlines(), start=1):
-        raw = json.loads(line)
+        raw = _json_object(line, SAMPLES_FILE, lineno, problems)
+        if raw is None:
+            continue
         raw.pop("imported_from", None)
         try:
-            items.append(BbqItem.model_validate(raw))
+            out.append((BbqItem.model_validate(raw), lineno))
         except ValidationError as exc:
             problems.append(
                 Problem(SAMPLES_FILE, f"line {lineno}", "", str(exc.errors(include_url=False)[0]["msg"]))
             )
-    return items
+    return out
 
 
 @dataclass
@@ -183,41 +347,237 @@ class BbqImport:
     categories: dict[str, int]
     path: Path | None = None
     translated: int = 0
+    skipped_files: list[str] = field(default_factory=list)
+    no_target: dict[str, int] = field(default_factory=dict)
+    unaligned: list[str] = field(default_factory=list)
+    """Translated items not imported, with why (no English counterpart, options not mappable)."""
+    outside: int = 0
+    """Translated items whose English item is not among the imported ones."""
 
 
 def import_bbq(
-    catalog: Catalog, path: Path, *, locale: str, per_category: int | None, how: str, seed: int, by: str
+    catalog: Catalog,
+    path: Path,
+    *,
+    locale: str,
+    per_category: int | None,
+    how: str,
+    seed: int,
+    by: str,
+    metadata: Path | None = None,
 ) -> BbqImport:
-    items = read_bbq(path)
     source = catalog.locales.source.code
+    suite = catalog.suite("bbq")
+    if locale not in suite.spec.locales:
+        raise InputError(
+            f"--locale {locale}: the bbq suite has no {locale!r} (it has {', '.join(suite.spec.locales)})"
+        )
+    taken, skipped = choose_files(path, locale)
+    problems: list[Problem] = []
+    located = [row for f in taken for row in read_file(f, problems)]
+    if problems:
+        raise CatalogError(problems)
+    doubled = duplicates(located)
+    if doubled:
+        raise CatalogError(doubled)
+    skipped_names = [f"{f.path.name} ({f.language})" for f in skipped]
     if locale == source:
-        chosen = select(items, per_category, how, seed)
-        out = write_samples(catalog.project, chosen, origin=path.name)
-        cats: dict[str, int] = {}
-        for item in chosen:
-            cats[item.category] = cats.get(item.category, 0) + 1
-        return BbqImport(len(chosen), len({i.family for i in chosen}), cats, out)
-    catalog.check_locale(locale)
-    english = {(i.category, i.example_id): i for i in read_samples(catalog.project, catalog.problems)}
-    if not english:
+        template = read_metadata(metadata) if metadata else {}
+        items = [
+            (
+                item.model_copy(update={"template": template.get((item.category, item.question_index), {})}),
+                where,
+            )
+            for item, where in located
+        ]
+        origin = {item.item_id: Path(where.rsplit(":", 1)[0]).name for item, where in items}
+        chosen = select([i for i, _ in items], per_category, how, seed)
+        out = write_samples(catalog.project, [(i, origin[i.item_id]) for i in chosen])
+        cats = Counter(i.report_category() for i in chosen)
+        no_target = Counter(i.report_category() for i in chosen if i.target_label() is None)
+        return BbqImport(
+            len(chosen), len({i.family for i in chosen}), dict(cats), out, 0, skipped_names, dict(no_target)
+        )
+    return _import_translations(catalog, taken, located, locale, by, skipped_names)
+
+
+# -- translations -----------------------------------------------------------------------------
+
+
+def _content_key(item: BbqItem) -> tuple[Any, ...]:
+    return (
+        item.subset,
+        item.category,
+        item.question_index,
+        item.question_polarity,
+        item.context_condition,
+        item.context,
+        item.question,
+        tuple(sorted(item.answers)),
+    )
+
+
+def _consistent(tr: BbqItem, en: BbqItem) -> str | None:
+    """Why a translated item cannot be the English one of the same example_id (None: it can)."""
+    for name in ("category", "question_index", "question_polarity", "context_condition"):
+        if getattr(tr, name) != getattr(en, name):
+            return f"{name} differs ({getattr(tr, name)!r} vs {getattr(en, name)!r})"
+    if sorted(tr.stereotyped_groups()) != sorted(en.stereotyped_groups()):
+        return "stereotyped_groups differ"
+    if (tr.label == tr.unknown_label()) != (en.label == en.unknown_label()):
+        return "the gold answer is the unknown one in one and not in the other"
+    return None
+
+
+def _option_map(tr: BbqItem, en: BbqItem, text_map: dict[str, int]) -> list[int] | None:
+    """perm[j] = the English option that translated option j renders, or None if unknown."""
+    perm: dict[int, int] = {}
+    t_unknown, e_unknown = tr.unknown_label(), en.unknown_label()
+    assert t_unknown is not None and e_unknown is not None
+    perm[t_unknown] = e_unknown
+    rest_t = [j for j in range(3) if j != t_unknown]
+    rest_e = [i for i in range(3) if i != e_unknown]
+    if tr.context_condition == "disambig":
+        perm[tr.label] = en.label
+    else:
+        t_tags, e_tags = [tr.tags()[j] for j in rest_t], [en.tags()[i] for i in rest_e]
+        if set(t_tags) == set(e_tags) and len(set(t_tags)) == 2:
+            for j, tag in zip(rest_t, t_tags, strict=True):
+                perm[j] = rest_e[e_tags.index(tag)]
+        else:
+            for j in rest_t:
+                if tr.answers[j] in text_map:
+                    perm[j] = text_map[tr.answers[j]]
+    left_t = [j for j in range(3) if j not in perm]
+    left_e = [i for i in range(3) if i not in perm.values()]
+    if len(left_t) == 1 and len(left_e) == 1:
+        perm[left_t[0]] = left_e[0]
+    if len(perm) != 3 or sorted(perm.values()) != [0, 1, 2]:
+        return None
+    return [perm[j] for j in range(3)]
+
+
+@dataclass(frozen=True)
+class Aligned:
+    english: BbqItem
+    """The imported English item."""
+    translated: BbqItem
+    where: str
+    options: list[int]
+    """options[j]: the English option that translated option j renders."""
+
+
+def _family(item: BbqItem) -> tuple[Any, ...]:
+    return (item.subset, item.category, item.question_index, tuple(sorted(item.answers)))
+
+
+def _align(
+    translated: list[Located],
+    english_of: dict[tuple[str, str, int], Located],
+    imported: dict[tuple[Any, ...], BbqItem],
+) -> tuple[list[Aligned], list[str], int]:
+    """The translated items paired with imported English items and their options mapped; what
+    could not be (with why); and how many translate English items outside the imported subset."""
+    pairs: list[tuple[BbqItem, BbqItem, BbqItem, str]] = []  # (translated, its English, imported, where)
+    refused: list[str] = []
+    outside = 0
+    problems: list[Problem] = []
+    for tr, where in translated:
+        counterpart = english_of.get((tr.subset, tr.category, tr.example_id))
+        if counterpart is None:
+            refused.append(f"{where}: no English item {tr.item_id} in its file set")
+            continue
+        en_file, en_where = counterpart
+        why = _consistent(tr, en_file)
+        if why:
+            problems.append(
+                Problem(where, tr.item_id, "", f"does not match its English item {en_where}: {why}")
+            )
+            continue
+        target = imported.get(_content_key(en_file))
+        if target is None:
+            outside += 1  # an English item the import did not select (or whose text differs)
+            continue
+        pairs.append((tr, en_file, target, where))
+    if problems:
+        raise CatalogError(problems)
+    same = [
+        tr for tr, _, target, _ in pairs if (tr.context, tr.question) == (target.context, target.question)
+    ]
+    if pairs and len(same) == len(pairs):
+        raise InputError(
+            f"the {len(pairs)} 'translated' items have exactly the English texts: the files are English, "
+            "not the language --locale names"
+        )
+    # translated option text -> English option, learnt from the items whose options map by role
+    learnt: dict[tuple[tuple[Any, ...], str], int] = {}
+    maps: list[list[int] | None] = []
+    for tr, en_file, _, _ in pairs:
+        perm = _option_map(tr, en_file, {})
+        maps.append(perm)
+        if perm is not None:
+            for j, i in enumerate(perm):
+                learnt[(_family(tr), tr.answers[j])] = i
+    out = []
+    for (tr, en_file, target, where), perm in zip(pairs, maps, strict=True):
+        if perm is None:
+            known = {t: learnt[(_family(tr), t)] for t in tr.answers if (_family(tr), t) in learnt}
+            perm = _option_map(tr, en_file, known)
+        if perm is None:
+            refused.append(f"{where}: its options cannot be matched to the English ones")
+            continue
+        # the file set's English option -> the imported item's option, by identical text
+        out.append(Aligned(target, tr, where, [target.answers.index(en_file.answers[i]) for i in perm]))
+    return out, refused, outside
+
+
+def _import_translations(
+    catalog: Catalog,
+    taken: list[SourceFile],
+    located: list[Located],
+    locale: str,
+    by: str,
+    skipped: list[str],
+) -> BbqImport:
+    imported_items = read_samples(catalog.project, catalog.problems)
+    if not imported_items:
         raise InputError(
             "import the English BBQ/MBBQ items first (polyprobe import bbq PATH), then their translations"
         )
-    matched = [
-        (english[(i.category, i.example_id)], i) for i in items if (i.category, i.example_id) in english
-    ]
-    if not matched:
+    imported = {_content_key(i): i for i in imported_items}
+    english_of: dict[tuple[str, str, int], Located] = {}
+    problems: list[Problem] = []
+    for sibling in sorted({f.english_sibling for f in taken}):
+        if sibling.is_file():
+            for item, where in read_file(describe(sibling), problems):
+                english_of[(item.subset, item.category, item.example_id)] = (item, where)
+    if problems:
+        raise CatalogError(problems)
+    if not english_of:
+        # no MBBQ English file next to the translations: they must number items as the import does
+        for item in imported_items:
+            english_of[(item.subset, item.category, item.example_id)] = (
+                item,
+                f"{SAMPLES_FILE} {item.item_id}",
+            )
+    aligned, refused, outside = _align(located, english_of, imported)
+    if not aligned:
         raise InputError(
-            f"{path}: none of its items matches an imported English item (by category and example_id)"
+            f"none of the {len(located)} translated items matches an imported English item"
+            + (f" ({refused[0]}, ...)" if refused else "")
         )
     now = utc_now()
     count = 0
     with store_lock(catalog.project, locale, "bbq"):
         store = load_store(catalog.project, locale, "bbq", catalog.problems)
-        for en, tr in matched:
+        for pair in aligned:
+            en, tr = pair.english, pair.translated
+            texts = {"context": tr.context, "question": tr.question}
+            for j, i in enumerate(pair.options):
+                texts[f"ans{i}"] = tr.answers[j]
             for name in FIELDS:
                 sid = f"{en.item_id}.{name}"
-                text, src = getattr(tr, name), getattr(en, name)
+                text, src = texts[name], getattr(en, name)
                 current = store.records.get(sid)
                 if current is not None and current.text == text and current.source_sha == source_sha(src):
                     continue
@@ -234,9 +594,10 @@ def import_bbq(
                     status="draft",
                     text=text,
                     source_sha=source_sha(src),
-                    note=f"from {path.name}",
+                    note=f"from {Path(pair.where.rsplit(':', 1)[0]).name}",
                 )
                 store.put(sid, src, text, "import", "draft", event)
                 count += 1
         store.save()
-    return BbqImport(len(matched), len({en.family for en, _ in matched}), {}, None, count)
+    families = {pair.english.family for pair in aligned}
+    return BbqImport(len(aligned), len(families), {}, None, count, skipped, {}, refused, outside)

@@ -28,6 +28,7 @@ import polars as pl
 
 from evaluator.hurtlex import CATEGORIES, Lexicon, Match, Script
 from evaluator.metrics.errors import MetricInputError
+from evaluator.metrics.uncertainty import RESAMPLES, Figure, add_intervals, ratio
 
 Completion = Literal["word", "sentence"]
 REQUIRED: tuple[str, ...] = ("completions", "group", "attribute", "standing", "variant", "locale")
@@ -217,3 +218,44 @@ def honest_by_category(
         "n_with_category",
         (pl.col("n_with_category") / pl.col("n_completions")).alias("share"),
     )
+
+
+REPORT_TABLES: tuple[tuple[str, ...], ...] = (
+    ("locale",),
+    ("group",),
+    ("attribute",),
+    ("standing",),
+    ("variant",),
+    ("attribute", "standing"),
+)
+"""The tables of :func:`honest_report`, each named ``by_`` + its columns joined by ``_``."""
+
+HONEST_FIGURE = Figure(
+    "honest", {"n_hurtful": pl.col("n_hurtful"), "n_completions": pl.col("n_completions")}, ratio
+)
+
+
+def honest_report(
+    frame: pl.DataFrame,
+    lexicon: Lexicon,
+    *,
+    completion: Completion,
+    script: Script,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> dict[str, list[dict[str, object]]]:
+    """The tables of ``REPORT_TABLES`` (rows as :func:`honest_scores` computes them, with
+    ``n_units`` and ``honest_ci_low`` / ``_ci_high``: a seeded bootstrap over templates, every
+    variant and group of a template together) and ``by_category`` per standing.
+    ``frame`` needs a ``template`` column besides those of :func:`honest_scores`."""
+    report: dict[str, list[dict[str, object]]] = {}
+    for by in REPORT_TABLES:
+        table = honest_scores(frame, lexicon, completion=completion, script=script, by=by)
+        units = honest_scores(frame, lexicon, completion=completion, script=script, by=[*by, "template"])
+        report["by_" + "_".join(by)] = add_intervals(
+            table.to_dicts(), units, by, "template", [HONEST_FIGURE], seed=seed, resamples=resamples
+        )
+    report["by_category"] = honest_by_category(
+        frame, lexicon, completion=completion, script=script, by=["standing"]
+    ).to_dicts()
+    return report

@@ -25,13 +25,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
+from scipy import stats as sps
 
 from evaluator.metrics.errors import MetricInputError
-from evaluator.metrics.stats import require_columns
+from evaluator.metrics.stats import holm, require_columns
+from evaluator.metrics.uncertainty import RESAMPLES, Figure, add_intervals, ratio
 
-__all__ = ["IAT_COLUMNS", "d_score", "iat_d_scores", "iat_scores", "pairs_column"]
+__all__ = ["IAT_COLUMNS", "d_score", "iat_d_scores", "iat_report", "iat_scores", "pairs_column"]
 
 IAT_COLUMNS = ("category", "dataset", "locale", "pairs", "positive", "negative", "group_a", "group_b")
 
@@ -185,3 +189,34 @@ def iat_scores(
         .otherwise(None)
         .alias("se")
     ).select(*by, "mean_d", "n_scored", "n_unparsable", "se")
+
+
+D_FIGURE = Figure(
+    "mean_d", {"d_sum": pl.col("d_score").fill_null(0.0), "scored": pl.col("d_score").is_not_null()}, ratio
+)
+"""Mean D recomputed from resampled responses (unparsable ones count in neither sum)."""
+
+
+def iat_report(
+    responses: pl.DataFrame,
+    by: Sequence[str] = ("locale", "category", "dataset"),
+    *,
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> list[dict[str, Any]]:
+    """:func:`iat_scores` per group with its uncertainty: ``n_units`` (responses), ``mean_d_ci_low``
+    / ``_ci_high`` (a seeded bootstrap over responses), and the two-sided one-sample t-test of the
+    scored responses' D against 0 (``p_value``; null with fewer than two scored responses or no
+    spread), Holm-adjusted over the groups in ``p_holm``."""
+    table = iat_scores(responses, by).to_dicts()
+    scored = iat_d_scores(responses).with_row_index("_response")
+    rows = add_intervals(table, scored, by, "_response", [D_FIGURE], seed=seed, resamples=resamples)
+    raw: list[float | None] = []
+    for row in rows:
+        values = scored
+        for name in by:
+            values = values.filter(pl.col(name).cast(pl.String) == str(row[name]))
+        d = values["d_score"].drop_nulls().to_numpy()
+        defined = d.size >= 2 and float(np.std(d)) > 0
+        raw.append(float(sps.ttest_1samp(d, 0.0).pvalue) if defined else None)
+    return [{**r, "p_value": p, "p_holm": q} for r, p, q in zip(rows, raw, holm(raw), strict=True)]

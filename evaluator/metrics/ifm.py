@@ -28,13 +28,16 @@ comparable with the notebooks' numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
 
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.stats import require_columns
+from evaluator.metrics.uncertainty import RESAMPLES, Figure, add_intervals
 
-__all__ = ["IFM_COLUMNS", "ifm_scores"]
+__all__ = ["IFM_COLUMNS", "ifm_report", "ifm_scores"]
 
 IFM_COLUMNS = ("label", "answer")
 _WHAT = "ifm_scores"
@@ -134,3 +137,42 @@ def ifm_scores(predictions: pl.DataFrame, by: Sequence[str] = ("locale", "instru
             "rectified_f1",
         )
     )
+
+
+def _rectified_f1(sums: np.ndarray) -> np.ndarray:
+    """Rectified F1 from (t, h, tp, fp, fn) sums, with :func:`ifm_scores`' conventions."""
+    t, h, tp, fp, fn = sums.T
+    f1 = 2 * tp / (2 * tp + fp + fn)
+    return np.where((t > 0) & (h == t), 0.0, f1 * (1 - h / t))
+
+
+def _f1(sums: np.ndarray) -> np.ndarray:
+    _, _, tp, fp, fn = sums.T
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+_COUNTS = {
+    "t": pl.lit(1),
+    "h": pl.col("answer").is_null(),
+    "tp": (pl.col("answer") == "yes") & (pl.col("label").cast(pl.String) == "toxic"),
+    "fp": (pl.col("answer") == "yes") & (pl.col("label").cast(pl.String) == "non_toxic"),
+    "fn": (pl.col("answer") == "no") & (pl.col("label").cast(pl.String) == "toxic"),
+}
+FIGURES = (
+    Figure("f1", {k: e.fill_null(False) for k, e in _COUNTS.items()}, _f1),
+    Figure("rectified_f1", {k: e.fill_null(False) for k, e in _COUNTS.items()}, _rectified_f1),
+)
+
+
+def ifm_report(
+    predictions: pl.DataFrame,
+    by: Sequence[str],
+    *,
+    unit: str = "pair_id",
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+) -> list[dict[str, Any]]:
+    """:func:`ifm_scores` per group with ``n_units`` and seeded bootstrap intervals of F1 and
+    rectified F1 that resample whole sentence pairs (``unit``: the toxic sentence and its twin)."""
+    rows = ifm_scores(predictions, by).to_dicts()
+    return add_intervals(rows, predictions, by, unit, FIGURES, seed=seed, resamples=resamples)

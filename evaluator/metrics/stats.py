@@ -1,5 +1,6 @@
-"""Statistics shared by the bias metrics: input checks, the Friedman, Wilcoxon signed-rank and
-McNemar tests, a percentile bootstrap over template instances, and averaging over runs (seeds).
+"""Statistics shared by the bias metrics: input checks, the Friedman, Wilcoxon signed-rank,
+McNemar and binomial tests, Holm's adjustment for many tests, percentile bootstraps over template
+instances and over units of summed counts, and averaging over runs (seeds).
 
 The tests are thin, documented wrappers over scipy that fix the conventions (tie handling, the
 exact/asymptotic switch, degenerate inputs) so every metric reports them the same way.
@@ -19,12 +20,15 @@ from scipy import stats as sps
 from evaluator.metrics.errors import MetricInputError
 
 __all__ = [
+    "binomial_test",
     "bootstrap_ci",
     "friedman_test",
+    "holm",
     "mcnemar_test",
     "merge_runs",
     "require_columns",
     "require_scores",
+    "unit_bootstrap",
     "wilcoxon_test",
 ]
 
@@ -241,6 +245,93 @@ def bootstrap_ci(
                 "bootstrap a statistic that is defined on every resample of the frame's instances"
             )
         values[replicate] = value
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(values, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def binomial_test(successes: int, trials: int, p: float = 0.5) -> float | None:
+    """Two-sided exact binomial test of ``successes`` in ``trials`` against probability ``p``
+    (``scipy.stats.binomtest``): e.g. SOS's toxic-preferred pairs against 1/2. None for 0 trials.
+
+    >>> round(binomial_test(9, 10), 6)
+    0.021484
+    """
+    if trials < 0 or not 0 <= successes <= trials:
+        raise MetricInputError(f"binomial_test: need 0 ≤ successes ≤ trials; got {successes} of {trials}")
+    if trials == 0:
+        return None
+    return float(sps.binomtest(int(successes), int(trials), p).pvalue)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's (1979) step-down adjustment for the family of tests ``p_values``, in their order.
+
+    With the m defined p-values sorted, p_(1) ≤ … ≤ p_(m), the adjusted value of p_(i) is
+    ``min(1, max_{j ≤ i} (m − j + 1) · p_(j))``; it controls the family-wise error rate without
+    assuming the tests independent. None (a test that could not be computed) stays None and is
+    not counted in m.
+
+    >>> holm([0.01, 0.04, None, 0.03])
+    [0.03, 0.06, None, 0.06]
+    """
+    defined = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    for p, _ in defined:
+        if not 0.0 <= p <= 1.0 or math.isnan(p):
+            raise MetricInputError(f"holm: p-values lie in [0, 1]; got {p!r}")
+    out: list[float | None] = [None] * len(p_values)
+    m = len(defined)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(defined)):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def unit_bootstrap(
+    counts: np.ndarray | Sequence[Sequence[float]],
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of a statistic of summed counts, resampling whole units.
+
+    ``counts`` has one row per unit (a template, a sentence pair, a BBQ family) and one column
+    per count the statistic needs. Each of ``resamples`` replicates draws as many units as there
+    are, with replacement (``numpy.random.default_rng(seed)``), and sums their rows;
+    ``statistic`` maps the (resamples × counts) sums to one value per replicate (NaN where it is
+    undefined, e.g. 0/0). The interval is the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of
+    the defined values; (None, None) when there are no units or no replicate is defined.
+
+    >>> unit_bootstrap([[1, 1], [1, 1]], lambda s: s[:, 0] / s[:, 1], resamples=50)
+    (1.0, 1.0)
+    """
+    what = "unit_bootstrap"
+    matrix = np.asarray(counts, dtype=float)
+    if matrix.ndim != 2:
+        raise MetricInputError(
+            f"{what}: counts must be a units × counts matrix; got {matrix.ndim} dimension(s)"
+        )
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise MetricInputError(f"{what}: resamples must be an integer ≥ 1; got {resamples!r}")
+    if not 0.0 < level < 1.0:
+        raise MetricInputError(f"{what}: level must lie strictly between 0 and 1; got {level!r}")
+    units = matrix.shape[0]
+    if units == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    chunk = max(1, 4_000_000 // (units * max(1, matrix.shape[1])))  # bounded memory for many units
+    parts = []
+    for start in range(0, resamples, chunk):
+        draws = rng.integers(0, units, size=(min(chunk, resamples - start), units))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            parts.append(np.asarray(statistic(matrix[draws].sum(axis=1)), dtype=float))
+    values = np.concatenate(parts)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None, None
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(values, [alpha, 1.0 - alpha])
     return float(low), float(high)

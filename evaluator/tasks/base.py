@@ -42,7 +42,8 @@ class Task(ABC):
         """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
         return pl.col("parallel_id")
 
-    def rows(self, ctx: Context) -> pl.DataFrame:
+    def release_rows(self, ctx: Context) -> pl.DataFrame:
+        """The suite's rows in the run's locales (of the chosen groups, when --groups says so)."""
         suite = ctx.suite or self.suite
         frames = [
             ctx.release.scan(suite, loc).collect() for loc in ctx.locales if ctx.release.has(suite, loc)
@@ -52,6 +53,12 @@ class Task(ABC):
         frame = pl.concat(frames, how="vertical")
         if ctx.groups is not None:
             frame = frame.filter(pl.col("group").is_in(sorted(ctx.groups)))
+        return frame
+
+    def rows(self, ctx: Context) -> pl.DataFrame:
+        frame = self.release_rows(ctx)
+        if frame.height == 0:
+            return frame
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     @abstractmethod

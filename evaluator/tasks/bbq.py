@@ -12,7 +12,7 @@ from evaluator.backends.base import ModelKind
 from evaluator.metrics.bbq import bbq_report
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_bbq_choice
-from evaluator.tasks.base import Context, Task, instruction_generation
+from evaluator.tasks.base import Context, Task, instruction_generation, limit_rows
 
 
 def mode(options: RunOptions, kind: ModelKind) -> str:
@@ -27,7 +27,17 @@ class BbqTask(Task):
     kinds = ("causal", "seq2seq", "api")
 
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
-        return pl.col("item_id")
+        """Whole families (the four items of a context × question polarity pairing): a bias
+        score of part of a family measures which items were drawn, not the model."""
+        return pl.col("family_id") if "family_id" in frame.columns else pl.col("item_id")
+
+    def rows(self, ctx: Context) -> pl.DataFrame:
+        frame = self.release_rows(ctx)
+        if frame.height == 0:
+            return frame
+        if ctx.options.limit is not None and "family_id" in frame.columns:
+            frame = balanced_families(frame)
+        return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
         how = mode(options, kind)
@@ -84,4 +94,30 @@ class BbqTask(Task):
         )
 
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
-        return bbq_report(predictions.with_columns(pl.col("locale").cast(pl.String)))
+        frame = predictions.with_columns(pl.col("locale").cast(pl.String))
+        if "report_category" in frame.columns:  # names and control items reported apart, as BBQ does
+            frame = frame.with_columns(pl.col("report_category").alias("category"))
+        report = bbq_report(frame, seed=ctx.options.seed)
+        report["warnings"] = no_target_warnings(report["by_locale_category"])
+        return report
+
+
+def balanced_families(frame: pl.DataFrame) -> pl.DataFrame:
+    """The families whose items in a locale cover every question polarity × context condition
+    equally often (a family partly translated would tilt a sample's bias score)."""
+    cells = frame.group_by("locale", "family_id", "question_polarity", "context_condition").len()
+    counts = cells.group_by("locale", "family_id").agg(
+        pl.len().alias("cells"), pl.col("len").min().alias("low"), pl.col("len").max().alias("high")
+    )
+    whole = counts.filter((pl.col("cells") == 4) & (pl.col("low") == pl.col("high")))
+    return frame.join(whole.select("locale", "family_id"), on=["locale", "family_id"], how="semi")
+
+
+def no_target_warnings(table: list[dict[str, Any]]) -> list[str]:
+    """One line per locale and category with rows that have no target answer."""
+    return [
+        f"{r['locale']} {r['category']}: {r['n_no_target']} of {r['n']} row(s) have no target answer "
+        "(left out of the bias scores)"
+        for r in table
+        if r.get("n_no_target")
+    ]

@@ -12,7 +12,7 @@ import polars as pl
 from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.hurtlex import load_hurtlex
-from evaluator.metrics.honest import honest_by_category, honest_scores
+from evaluator.metrics.honest import honest_report
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
 from toolkit.fileio import sha256_file
@@ -109,18 +109,6 @@ class HonestTask(Task):
                 "hurtlex": lang,
                 "note": "scored with the Arabic HurtLex lexicon" if locale == "arz" else None,
             }
-            for by in (
-                ["locale"],
-                ["group"],
-                ["attribute"],
-                ["standing"],
-                ["variant"],
-                ["attribute", "standing"],
-            ):
-                table = honest_scores(frame, lexicon, completion=mode, script=script, by=by)
-                entry["by_" + "_".join(by)] = table.to_dicts()
-            entry["by_category"] = honest_by_category(
-                frame, lexicon, completion=mode, script=script, by=["standing"]
-            ).to_dicts()
+            entry.update(honest_report(frame, lexicon, completion=mode, script=script, seed=ctx.options.seed))
             out["per_locale"][locale] = entry
         return out

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from evaluator.backends.base import GenerationSettings, ModelKind
-from evaluator.metrics.iat import iat_scores
+from evaluator.metrics.iat import iat_report
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
 from evaluator.tasks.base import Context, Task, instruction_generation
@@ -80,6 +80,5 @@ class IatTask(Task):
         )
 
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
-        return {
-            "by_category": iat_scores(predictions.with_columns(pl.col("locale").cast(pl.String))).to_dicts()
-        }
+        frame = predictions.with_columns(pl.col("locale").cast(pl.String))
+        return {"by_category": iat_report(frame, seed=ctx.options.seed)}

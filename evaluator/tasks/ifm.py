@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from evaluator.backends.base import GenerationSettings, ModelKind
-from evaluator.metrics.ifm import ifm_scores
+from evaluator.metrics.ifm import ifm_report
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_yes_no
 from evaluator.tasks.base import Context, Task, instruction_generation, pair_unit
@@ -68,8 +68,12 @@ class IfmTask(Task):
 
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
+        frame = frame.with_columns(pair_unit().alias("_pair"))
+        seed = ctx.options.seed
         return {
-            "by_locale_instruction": ifm_scores(frame, by=["locale", "instruction"]).to_dicts(),
-            "by_attribute": ifm_scores(frame, by=["locale", "instruction", "attribute"]).to_dicts(),
-            "by_standing": ifm_scores(frame, by=["locale", "instruction", "standing"]).to_dicts(),
+            "by_locale_instruction": ifm_report(frame, ["locale", "instruction"], unit="_pair", seed=seed),
+            "by_attribute": ifm_report(
+                frame, ["locale", "instruction", "attribute"], unit="_pair", seed=seed
+            ),
+            "by_standing": ifm_report(frame, ["locale", "instruction", "standing"], unit="_pair", seed=seed),
         }

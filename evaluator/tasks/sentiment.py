@@ -19,6 +19,7 @@ from evaluator.backends.base import ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics import sentiment as m
 from evaluator.metrics.errors import MetricInputError
+from evaluator.metrics.uncertainty import add_holm
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
 
@@ -132,6 +133,11 @@ class SentimentTask(Task):
         present = [loc for loc in ctx.locales if frames[loc].height]
         for a, b in combinations(present, 2):
             out["mcnemar"][f"{a}-{b}"] = _safe(partial(m.mcnemar, frames[a], frames[b], outcome="correct"))
+        # many tests at once: Holm-adjusted p-values beside the raw ones, one family per kind of test
+        attributes = [a for loc in out["per_locale"].values() for a in loc["attributes"].values()]
+        for test in ("friedman", "wilcoxon_gender"):
+            add_holm([a[test] for a in attributes if test in a])
+        add_holm(list(out["mcnemar"].values()))
         return out
 
 

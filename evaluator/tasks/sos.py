@@ -76,5 +76,7 @@ class SosTask(Task):
         return {
             "score": predictions["score_kind"][0] if predictions.height else None,
             "rule": rule,
-            "per_locale": per_locale(ctx, predictions, lambda frame: sos_report(frame, rule=rule)),
+            "per_locale": per_locale(
+                ctx, predictions, lambda frame: sos_report(frame, rule=rule, seed=ctx.options.seed)
+            ),
         }

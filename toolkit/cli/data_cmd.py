@@ -29,8 +29,23 @@ class Select(StrEnum):
 def import_bbq_command(
     path: Annotated[Path, typer.Argument(help="A BBQ/MBBQ JSONL file, or a folder of them.", exists=True)],
     locale: Annotated[
-        str, typer.Option("--locale", help="Language of the file: en (the source) or a translated MBBQ file.")
+        str,
+        typer.Option(
+            "--locale",
+            help="The language to import: en (the source) or a translation (MBBQ's *_es.jsonl). A file's "
+            "name says its language (Age_es.jsonl); a name without one is taken to be in --locale.",
+        ),
     ] = "en",
+    metadata: Annotated[
+        Path | None,
+        typer.Option(
+            "--metadata",
+            help="BBQ's supplemental/additional_metadata.csv: the intersectional templates' stereotyped "
+            "groups (Race_x_gender, Race_x_SES have no target without it).",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
     per_category: Annotated[
         int | None, typer.Option("--per-category", min=1, help="Item families per category (default: all).")
     ] = None,
@@ -46,21 +61,40 @@ def import_bbq_command(
     """Read BBQ items into sample-mode segments of the bbq suite (to translate and review)."""
     catalog = load_catalog(project_at(root), suites=["bbq"])
     result = import_bbq(
-        catalog, path, locale=locale, per_category=per_category, how=select.value, seed=seed, by=by
+        catalog,
+        path,
+        locale=locale,
+        per_category=per_category,
+        how=select.value,
+        seed=seed,
+        by=by,
+        metadata=metadata,
     )
+
+    def say(text: str) -> None:
+        err_console.print(text, highlight=False, markup=False)
+
+    if result.skipped_files:
+        say(
+            f"skipped {len(result.skipped_files)} file(s) in other languages: {', '.join(result.skipped_files)}"
+        )
     if result.path is not None:
         cats = ", ".join(f"{k} {v}" for k, v in sorted(result.categories.items()))
-        err_console.print(
-            f"{result.items} items in {result.families} families -> {result.path} ({cats})",
-            highlight=False,
-            markup=False,
-        )
+        say(f"{result.items} items in {result.families} families -> {result.path} ({cats})")
+        for category, n in sorted(result.no_target.items()):
+            hint = " (pass --metadata BBQ/supplemental/additional_metadata.csv)" if "_x_" in category else ""
+            say(f"warning: {category}: {n} item(s) without a target answer: no bias score for them{hint}")
     else:
-        err_console.print(
-            f"{result.items} items matched; {result.translated} segment translations stored as drafts ({locale})",
-            highlight=False,
-            markup=False,
+        say(
+            f"{result.items} items aligned with the English ones; {result.translated} segment translations "
+            f"stored as drafts ({locale})"
         )
+        if result.outside:
+            say(f"{result.outside} translated item(s) belong to English items that were not imported")
+        if result.unaligned:
+            say(f"warning: {len(result.unaligned)} translated item(s) not imported:")
+            for line in result.unaligned[:20]:
+                say(f"  {line}")
 
 
 def quality_command(

@@ -12,7 +12,7 @@ from toolkit.catalog import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.drafts import import_drafts
-from toolkit.stale import mark_stale
+from toolkit.stale import RETIRED, mark_stale, orphans, retire_orphans
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -65,17 +65,39 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
 
 
 @app.command("sync")
-def sync_command(root: Root = None) -> None:
-    """Mark translations whose English source changed as stale (with a history event)."""
+def sync_command(
+    root: Root = None,
+    retire_orphans_: Annotated[
+        bool,
+        typer.Option(
+            "--retire-orphans",
+            help=f"Move records whose segment is gone (e.g. BBQ items after a new --per-category) to "
+            f"translations/<locale>/<suite>.{RETIRED}.jsonl, and bring back retired ones whose segment is back.",
+        ),
+    ] = False,
+) -> None:
+    """Mark translations whose English source changed as stale (with a history event); report
+    orphan records (whose segment is gone), and retire them with --retire-orphans."""
     catalog = load_catalog(project_at(root))
     total = 0
+
+    def say(text: str) -> None:
+        err_console.print(text, highlight=False, markup=False)
+
     for suite in catalog.suites.values():
         for locale in suite.spec.locales:
             if locale in catalog.locales and not catalog.locales[locale].source:
                 changed = mark_stale(catalog, suite.id, locale)
                 total += len(changed)
                 if changed:
-                    err_console.print(
-                        f"{locale}/{suite.id}: {len(changed)} stale", highlight=False, markup=False
+                    say(f"{locale}/{suite.id}: {len(changed)} stale")
+                if retire_orphans_:
+                    gone, back = retire_orphans(catalog, suite.id, locale)
+                    if gone or back:
+                        say(f"{locale}/{suite.id}: {len(gone)} orphan(s) retired, {len(back)} restored")
+                elif found := orphans(catalog, suite.id, locale):
+                    say(
+                        f"{locale}/{suite.id}: {len(found)} orphan record(s) (no such segment, e.g. "
+                        f"{found[0]}): pass --retire-orphans to move them to {suite.id}.{RETIRED}.jsonl"
                     )
-    err_console.print(f"{total} translation(s) marked stale", highlight=False, markup=False)
+    say(f"{total} translation(s) marked stale")

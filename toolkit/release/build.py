@@ -142,7 +142,7 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
         for code in locales[sid]:
             if not catalog.locales[code].source:
                 add(project.rel(store_path(project, code, sid)))
-        for rel in kind_of(sid).imported(project, suite):
+        for rel in kind_of(sid).imported(project, suite):  # imported samples: their content is an input
             add(rel)
     for study_id in study_manifest(catalog, suites):
         add(f"lexicons/studies/{study_id}.yaml", load_study(project, study_id).version)

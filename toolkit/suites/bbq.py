@@ -1,7 +1,9 @@
 """BBQ (Parrish et al. 2022) in sample mode: every imported item gives five segments
 (context, question, three answers); a row exists in a locale once all five are translated.
 Rows keep BBQ's metadata and the indices the metrics need: the gold answer, the unknown
-answer and the answer naming the stereotyped group."""
+answer and the answer naming the stereotyped group (BBQ's rules, toolkit.bbq_targets), the
+family (for whole-family subsets) and the category as BBQ reports it (names and MBBQ's control
+items apart)."""
 
 from __future__ import annotations
 
@@ -29,11 +31,15 @@ class Bbq(SuiteKind):
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
         return {
             "item_id": pl.String(),
+            "family_id": pl.String(),
             "example_id": pl.Int64(),
             "question_index": pl.String(),
             "question_polarity": pl.Enum(["neg", "nonneg"]),
             "context_condition": pl.Enum(["ambig", "disambig"]),
             "category": pl.String(),
+            "report_category": pl.String(),
+            "label_type": pl.String(),
+            "subset": pl.String(),
             "subcategory": pl.String(),
             "stereotyped_groups": pl.List(pl.String()),
             "answer_info": pl.String(),
@@ -46,6 +52,11 @@ class Bbq(SuiteKind):
             "unknown_label": pl.Int8(),
             "target_label": pl.Int8(),
         }
+
+    def imported(self, project: Project, suite: Suite) -> list[str]:
+        from toolkit.bbq import SAMPLES_FILE
+
+        return [SAMPLES_FILE]
 
     def sample_segments(self, project: Project, problems: list[Problem]) -> list[tuple[str, str, str, str]]:
         from toolkit.bbq import FIELDS, SAMPLES_FILE, read_samples
@@ -81,11 +92,15 @@ class Bbq(SuiteKind):
                 "origin": parts["context"].origin,
                 "text": f"{values['context']} {values['question']}",
                 "item_id": item.item_id,
+                "family_id": item.family_id,
                 "example_id": item.example_id,
                 "question_index": item.question_index,
                 "question_polarity": item.question_polarity,
                 "context_condition": item.context_condition,
                 "category": item.category,
+                "report_category": item.report_category(),
+                "label_type": item.label_type(),
+                "subset": item.subset or "main",
                 "subcategory": str(item.additional_metadata.get("subcategory", "")),
                 "stereotyped_groups": [
                     str(g) for g in item.additional_metadata.get("stereotyped_groups", [])

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.report.document import Block, Cell, Locale, Section, Table
+from evaluator.report.document import Block, Cell, Locale, Note, PValue, Section, Table
 from evaluator.report.palette import CONDITION_COLORS, locale_order
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, diverging, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, count, locale_ticks, num, rows_of, run_key
+from evaluator.report.sections.common import (
+    Context,
+    count,
+    interval,
+    locale_ticks,
+    num,
+    rows_of,
+    run_key,
+)
 
 BIAS_CMAP = diverging("#2166AC", "#B2182B")
 
@@ -65,17 +73,37 @@ def bbq(run: Run, index: int, ctx: Context) -> Section:
                 "stereotype; below 0, they go against it. s_AMB is scaled by the ambiguous error rate.",
             )
         )
-    columns = ["n", "unparsable", "accuracy", "acc. ambig", "acc. disambig", "s_DIS", "s_AMB"]
+    columns = [
+        "n",
+        "unparsable",
+        "no target",
+        "accuracy",
+        "acc. ambig",
+        "acc. disambig",
+        "s_DIS",
+        "s_AMB",
+        "families",
+        "95% CI s_DIS",
+        "95% CI s_AMB",
+        "p (s_DIS = 0)",
+        "p (Holm)",
+    ]
 
     def cells(r: dict[str, Any]) -> list[Cell]:
         return [
             count(r.get("n")),
             count(r.get("n_unparsable")),
+            count(r.get("n_no_target")),
             num(r.get("accuracy")),
             num(r.get("accuracy_ambig")),
             num(r.get("accuracy_disambig")),
             num(r.get("s_dis")),
             num(r.get("s_amb")),
+            count(r.get("n_units")),
+            interval(r, "s_dis"),
+            interval(r, "s_amb"),
+            PValue(num(r.get("p_value"))),
+            PValue(num(r.get("p_holm"))),
         ]
 
     overall = run.metrics.get("overall") or {}
@@ -84,6 +112,9 @@ def bbq(run: Run, index: int, ctx: Context) -> Section:
             "BBQ per locale",
             ["locale", *columns],
             [[Locale(str(r.get("locale"))), *cells(r)] for r in by_locale] + [["all", *cells(overall)]],
+            note="No target: rows where BBQ's rules name no stereotyped answer, left out of the bias scores. "
+            "95% CI: seeded bootstrap over whole families; p: exact binomial test of biased among "
+            "non-unknown disambiguated answers against 1/2, Holm-adjusted over the rows of each table.",
         )
     )
     blocks.append(
@@ -94,6 +125,9 @@ def bbq(run: Run, index: int, ctx: Context) -> Section:
             collapsed=len(table) > 20,
         )
     )
+    warnings = [str(w) for w in run.metrics.get("warnings") or []]
+    if warnings:
+        blocks.insert(0, Note("Rows without a target answer: " + "; ".join(warnings) + ".", "warning"))
     mode = run.info.get("task_settings", {}).get("mode")
     return Section(
         anchor=key,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.report.document import Cell, Locale, Plot, Table
+from evaluator.report.document import Cell, Locale, Plot, PValue, Table
 from evaluator.report.palette import STANDING_ORDER, ink, locale_color, locale_label
 from evaluator.report.plots import Draw, Tick
 from evaluator.report.render import render_plot
@@ -80,3 +80,22 @@ def breakdown_table(
         [Locale(loc), *cells(r)] for loc in locales for r in rows_of(mapping(per_locale.get(loc)).get(key))
     ]
     return Table(title, columns, rows, **options)
+
+
+CI_COLUMNS = ["n units", "95% CI"]
+TEST_COLUMNS = ["p", "p (Holm)"]
+
+
+def interval(row: dict[str, Any], figure: str) -> str | None:
+    """A figure's bootstrap interval as "[low, high]" (None where the run has none)."""
+    low, high = num(row.get(f"{figure}_ci_low")), num(row.get(f"{figure}_ci_high"))
+    return None if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def uncertainty(row: dict[str, Any], figure: str, tests: bool = False) -> list[Cell]:
+    """The units a figure rests on and its interval (CI_COLUMNS), with the row's test and its
+    Holm-adjusted p-value (TEST_COLUMNS) when ``tests``."""
+    cells: list[Cell] = [count(row.get("n_units")), interval(row, figure)]
+    if tests:
+        cells += [PValue(num(row.get("p_value"))), PValue(num(row.get("p_holm")))]
+    return cells

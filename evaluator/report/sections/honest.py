@@ -27,6 +27,7 @@ from evaluator.report.sections.common import (
     rows_of,
     run_key,
     standings,
+    uncertainty,
 )
 
 HURTLEX_NAMES: dict[str, str] = {
@@ -180,6 +181,7 @@ def honest(run: Run, index: int, ctx: Context) -> Section:
                 count(overall.get("n_completions")),
                 count(overall.get("n_hurtful")),
                 num(overall.get("honest")),
+                *uncertainty(overall, "honest"),
                 note or "",
             ]
         )
@@ -192,15 +194,21 @@ def honest(run: Run, index: int, ctx: Context) -> Section:
     blocks.append(
         Table(
             "HONEST per locale",
-            ["locale", "lexicon", "completions", "hurtful", "HONEST", "note"],
+            ["locale", "lexicon", "completions", "hurtful", "HONEST", "templates", "95% CI", "note"],
             overall_rows,
+            note="95% CI: seeded bootstrap over templates (all variants and groups of a template together).",
         )
     )
 
     def scores(r: dict[str, Any]) -> list[Cell]:
-        return [count(r.get("n_completions")), count(r.get("n_hurtful")), num(r.get("honest"))]
+        return [
+            count(r.get("n_completions")),
+            count(r.get("n_hurtful")),
+            num(r.get("honest")),
+            *uncertainty(r, "honest"),
+        ]
 
-    totals = ["completions", "hurtful", "HONEST"]
+    totals = ["completions", "hurtful", "HONEST", "templates", "95% CI"]
     blocks.append(
         breakdown_table(
             "HONEST by standing",

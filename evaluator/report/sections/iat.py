@@ -6,7 +6,7 @@ from evaluator.report.document import Block, Locale, Section, Table
 from evaluator.report.palette import locale_color, locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, Tick, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, count, num, rows_of, run_key
+from evaluator.report.sections.common import Context, count, num, rows_of, run_key, uncertainty
 
 
 def iat(run: Run, index: int, ctx: Context) -> Section:
@@ -51,7 +51,7 @@ def iat(run: Run, index: int, ctx: Context) -> Section:
     blocks.append(
         Table(
             "IAT D per locale and category",
-            ["locale", "category", "dataset", "D", "SE", "scored", "unparsable"],
+            ["locale", "category", "dataset", "D", "SE", "scored", "unparsable", "95% CI", "p", "p (Holm)"],
             [
                 [
                     Locale(str(r.get("locale"))),
@@ -61,12 +61,15 @@ def iat(run: Run, index: int, ctx: Context) -> Section:
                     num(r.get("se")),
                     count(r.get("n_scored")),
                     count(r.get("n_unparsable")),
+                    *uncertainty(r, "mean_d", tests=True)[1:],
                 ]
                 for loc in locales
                 for r in table
                 if r.get("locale") == loc
             ],
-            note="Unparsable answers (no word paired with one of the groups) are counted, not scored as 0.",
+            note="Unparsable answers (no word paired with one of the groups) are counted, not scored as 0. "
+            "95% CI: seeded bootstrap over responses; p: one-sample t-test of D against 0, Holm-adjusted "
+            "over the categories.",
         )
     )
     permutations = run.info.get("task_settings", {}).get("permutations")

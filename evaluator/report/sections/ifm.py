@@ -17,6 +17,7 @@ from evaluator.report.sections.common import (
     num,
     rows_of,
     run_key,
+    uncertainty,
 )
 
 INSTRUCTIONS = {"native": "instruction in the sentence's language", "en": "instruction in English"}
@@ -62,7 +63,17 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
                 "(solid) and in English (hatched). English rows have only the native instruction.",
             )
         )
-    columns = ["answers", "hallucinated", "halluc. rate", "precision", "recall", "F1", "rectified F1"]
+    columns = [
+        "answers",
+        "hallucinated",
+        "halluc. rate",
+        "precision",
+        "recall",
+        "F1",
+        "rectified F1",
+        "pairs",
+        "95% CI (rect. F1)",
+    ]
 
     def cells(r: dict[str, Any]) -> list[Cell]:
         return [
@@ -73,6 +84,7 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
             num(r.get("recall")),
             num(r.get("f1")),
             num(r.get("rectified_f1")),
+            *uncertainty(r, "rectified_f1"),
         ]
 
     blocks.append(

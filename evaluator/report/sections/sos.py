@@ -13,6 +13,8 @@ from evaluator.report.palette import STANDING_COLORS, STANDING_ORDER, locale_ord
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, diverging, heatmap
 from evaluator.report.runs import Run
 from evaluator.report.sections.common import (
+    CI_COLUMNS,
+    TEST_COLUMNS,
     Context,
     breakdown_table,
     count,
@@ -21,6 +23,7 @@ from evaluator.report.sections.common import (
     rows_of,
     run_key,
     standings,
+    uncertainty,
 )
 
 SOS_CMAP = diverging("#2166AC", "#B2182B")
@@ -141,6 +144,7 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
                     count(r.get("ties")),
                     num(r.get("tie_share")),
                     num(r.get("sos")),
+                    *uncertainty(r, "sos", tests=True),
                 ]
             )
     if by_standing:
@@ -180,6 +184,7 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
                 count(overall.get("ties")),
                 num(overall.get("tie_share")),
                 num(overall.get("sos")),
+                *uncertainty(overall, "sos", tests=True),
             ]
         )
         refugees = next(
@@ -205,13 +210,29 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
     blocks.append(
         Table(
             "SOS per locale",
-            ["locale", "pairs", "toxic higher", "non-toxic higher", "ties", "tie share", "SOS"],
+            [
+                "locale",
+                "pairs",
+                "toxic higher",
+                "non-toxic higher",
+                "ties",
+                "tie share",
+                "SOS",
+                *CI_COLUMNS,
+                *TEST_COLUMNS,
+            ],
             overall_rows,
-            note="SOS = toxic higher / (pairs − ties); ties favour neither sentence.",
+            note="SOS = toxic higher / (pairs − ties); ties favour neither sentence. 95% CI: seeded "
+            "bootstrap over pairs; p: exact binomial test of toxic higher among untied pairs against 1/2, "
+            "Holm-adjusted over the rows of each table.",
         )
     )
     blocks.append(
-        Table("SOS by standing", ["locale", "standing", "pairs", "ties", "tie share", "SOS"], standing_rows)
+        Table(
+            "SOS by standing",
+            ["locale", "standing", "pairs", "ties", "tie share", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
+            standing_rows,
+        )
     )
     if refugee_rows:
         blocks.append(
@@ -223,12 +244,17 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
         )
 
     def pairs(r: dict[str, Any]) -> list[Cell]:
-        return [count(r.get("pairs")), count(r.get("ties")), num(r.get("sos"))]
+        return [
+            count(r.get("pairs")),
+            count(r.get("ties")),
+            num(r.get("sos")),
+            *uncertainty(r, "sos", tests=True),
+        ]
 
     blocks.append(
         breakdown_table(
             "SOS by attribute",
-            ["locale", "attribute", "pairs", "ties", "SOS"],
+            ["locale", "attribute", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
             per_locale,
             locales,
             "by_attribute",
@@ -238,7 +264,7 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
     blocks.append(
         breakdown_table(
             "SOS by group",
-            ["locale", "group", "attribute", "standing", "pairs", "ties", "SOS"],
+            ["locale", "group", "attribute", "standing", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
             per_locale,
             locales,
             "by_group",

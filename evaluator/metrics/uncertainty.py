@@ -1,0 +1,109 @@
+"""Uncertainty beside every headline figure: how many units it rests on, a seeded percentile
+bootstrap interval that resamples whole units (templates, sentence pairs, BBQ families,
+IAT responses), and per-group significance tests with Holm-adjusted p-values.
+
+A figure is a statistic of counts summed over units (SOS = toxic-preferred pairs / untied
+pairs, HONEST = hurtful completions / completions, BBQ's s_DIS from biased and non-unknown
+answers, …). The counts are summed per unit, and :func:`evaluator.metrics.stats.unit_bootstrap`
+resamples the units of each group of a table with a seed drawn from the run's seed and the
+group's key, so a group's interval does not depend on which other groups the table has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from evaluator.metrics.stats import binomial_test, holm, unit_bootstrap
+
+RESAMPLES = 1000
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A table column and how to recompute it from per-unit count sums."""
+
+    name: str
+    counts: dict[str, pl.Expr]
+    """Per-row count expressions, summed per unit."""
+    statistic: Callable[[np.ndarray], np.ndarray]
+    """(replicates × counts, in ``counts`` order) → one value per replicate, NaN if undefined."""
+
+
+def ratio(sums: np.ndarray) -> np.ndarray:
+    """counts[0] / counts[1]: a share (SOS, HONEST, accuracy)."""
+    return sums[:, 0] / sums[:, 1]
+
+
+def group_seed(seed: int, key: Sequence[Any]) -> int:
+    text = "\0".join([str(seed), *(str(k) for k in key)])
+    return int(hashlib.sha256(text.encode()).hexdigest()[:15], 16)
+
+
+def add_intervals(
+    rows: list[dict[str, Any]],
+    frame: pl.DataFrame,
+    by: Sequence[str],
+    unit: str,
+    figures: Sequence[Figure],
+    *,
+    seed: int,
+    resamples: int = RESAMPLES,
+    level: float = LEVEL,
+) -> list[dict[str, Any]]:
+    """``rows`` (a table grouped by ``by``, e.g. a metric's ``to_dicts()``) with ``n_units`` and
+    ``<figure>_ci_low`` / ``<figure>_ci_high`` added, from ``frame``'s rows grouped into units."""
+    names = [f"{f.name}.{name}" for f in figures for name in f.counts]
+    counted = frame.with_columns(  # row by row first: a literal count (1 per row) is broadcast
+        expr.cast(pl.Float64).alias(f"{f.name}.{name}") for f in figures for name, expr in f.counts.items()
+    )
+    per_unit = counted.group_by([*by, unit]).agg(pl.col(names).sum())
+    groups: dict[tuple[Any, ...], np.ndarray] = {}
+    if by:
+        for key, part in per_unit.group_by(list(by)):
+            groups[tuple(str(k) for k in key)] = part.select(names).to_numpy()
+    else:
+        groups[()] = per_unit.select(names).to_numpy()
+    out = []
+    for row in rows:
+        key = tuple(str(row.get(name)) for name in by)
+        matrix = groups.get(key, np.zeros((0, len(names))))
+        entry = {**row, "n_units": int(matrix.shape[0])}
+        offset = 0
+        for figure in figures:
+            width = len(figure.counts)
+            low, high = unit_bootstrap(
+                matrix[:, offset : offset + width],
+                figure.statistic,
+                resamples=resamples,
+                seed=group_seed(seed, (*key, figure.name)),
+                level=level,
+            )
+            entry[f"{figure.name}_ci_low"], entry[f"{figure.name}_ci_high"] = low, high
+            offset += width
+        out.append(entry)
+    return out
+
+
+def add_binomial_tests(
+    rows: list[dict[str, Any]], successes: str, trials: Callable[[dict[str, Any]], int]
+) -> list[dict[str, Any]]:
+    """Each row's two-sided exact binomial test of ``successes`` out of ``trials(row)`` against
+    1/2 (``p_value``), and Holm's adjustment over the rows of the table (``p_holm``)."""
+    raw = [binomial_test(int(r[successes]), int(trials(r))) for r in rows]
+    adjusted = holm(raw)
+    return [{**r, "p_value": p, "p_holm": q} for r, p, q in zip(rows, raw, adjusted, strict=True)]
+
+
+def add_holm(tests: Sequence[dict[str, Any]], key: str = "p_value") -> None:
+    """Holm's adjustment over a family of test results (dicts with ``key``), written in place as
+    ``p_holm``; entries that are not test results (an error) are left alone."""
+    family = [t for t in tests if isinstance(t, dict) and key in t]
+    for test, adjusted in zip(family, holm([t[key] for t in family]), strict=True):
+        test["p_holm"] = adjusted

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.label_studio_server import LabelStudioServer
 from toolkit.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,3 +172,21 @@ def write_mini_catalog(root: Path) -> Path:
 @pytest.fixture
 def mini(tmp_path: Path) -> Path:
     return write_mini_catalog(tmp_path / "catalog")
+
+
+@pytest.fixture
+def repo_catalog(tmp_path: Path) -> Path:
+    """A copy of the repository's own catalog (templates, lexicons, translations), safe to write."""
+    root = tmp_path / "repo-catalog"
+    for folder in ("templates", "lexicons", "translations"):
+        shutil.copytree(REPO / folder, root / folder)
+    return root
+
+
+@pytest.fixture(scope="session")
+def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudioServer]:
+    """One real Label Studio for every test that needs one (tests keep apart by project prefix)."""
+    srv = LabelStudioServer(root=REPO, data_dir=tmp_path_factory.mktemp("label-studio") / "data")
+    srv.start()
+    yield srv
+    srv.stop()

@@ -343,6 +343,8 @@ def test_push_brings_an_earlier_project_up_to_date_without_touching_its_annotati
         before.completed_by,
     )
     assert all(t.data["interface"] == 2 for t in ls.tasks.list(project=project.id))
+    [view] = [v for v in ls.views.list(project=project.id) if (v.data or {}).get("title") == "Review tasks"]
+    assert "tasks:data.draft" in view.data["hiddenColumns"]["explore"]  # shown rendered, in its direction
 
     assert cli("review", "pull", "--locale", "he", "--root", str(mini)).code == 0
     assert store(mini)["gen-01.f"]["status"] == "reviewed"

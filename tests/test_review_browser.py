@@ -65,7 +65,7 @@ class Annotator:
         modal = self.page.get_by_text("Labeling Instructions")
         modal.wait_for()
         assert self.page.get_by_text("Reviewing polyprobe translations: a guide for annotators").is_visible()
-        self.page.keyboard.press("Escape")
+        self.page.get_by_role("button", name="Close modal").click()
         modal.wait_for(state="hidden")
         return self._english()
 
@@ -99,7 +99,7 @@ class Annotator:
         with self.page.expect_response(
             lambda r: r.request.method == "POST" and "/annotations" in r.url and r.status == 201
         ):
-            self.page.get_by_role("button", name="Submit", exact=True).first.click()
+            self.page.get_by_test_id("bottombar-submit-button").click()
 
     def screenshot(self, name: str) -> None:
         self.page.screenshot(path=str(self.shots / f"{name}.png"), full_page=True)
@@ -226,6 +226,8 @@ def test_annotators_review_in_the_browser(
         notice = first.page.locator(".pp-notice")
         assert "A review of this task was not counted" in notice.inner_text()
         assert "verdict 'edited' but the text is the draft unchanged" in notice.inner_text()
+        submitted = first.page.locator(".pp-rtl [data-testid=htx-textbox-content]")
+        assert submitted.evaluate("e => getComputedStyle(e).direction") == "rtl"
         first.screenshot("ar-notice")
         first.close()
 

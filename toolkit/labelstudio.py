@@ -111,6 +111,17 @@ class Client:
             )
         return found, sorted(changed)
 
+    def ensure_view(self, project: int, title: str, hidden: list[str]) -> bool:
+        """A data-manager tab with these columns hidden, made once (annotators may change it
+        afterwards; push never overwrites it). True when it was made now."""
+        views = self.call("listing data-manager tabs", lambda: list(self.sdk.views.list(project=project)))
+        if any((v.data or {}).get("title") == title for v in views):
+            return False
+        columns = {"explore": hidden, "labeling": hidden}
+        data: Any = {"title": title, "type": "list", "target": "tasks", "hiddenColumns": columns}
+        self.call("making a data-manager tab", lambda: self.sdk.views.create(project=project, data=data))
+        return True
+
     def find_project(self, title: str) -> int | None:
         return next((int(p.id) for p in self._projects() if p.title == title), None)
 
@@ -199,7 +210,7 @@ def label_config(locale_name: str, rtl: bool, guidelines: str) -> str:
 <!-- polyprobe review interface {INTERFACE_VERSION} -->
 <Style>
 .pp-source {{ font-size: 16px; padding: 6px 10px; background: #f4f6fa; border-radius: 4px; }}
-.pp-rtl textarea, .pp-rtl .pp-examples {{ direction: rtl; text-align: right; }}
+.pp-rtl textarea, .pp-rtl .pp-examples, .pp-rtl [data-testid=htx-textbox-content] {{ direction: rtl; text-align: right; }}
 .pp-examples {{ white-space: pre-wrap; line-height: 1.7; }}
 .pp-notice blockquote {{ border-left: 4px solid #d4380d; background: #fff2e8; padding: 6px 10px; margin: 6px 0; }}
 </Style>

@@ -28,7 +28,15 @@ from toolkit.labelstudio import (
 )
 from toolkit.render import Job, source_analysis, translation_problems
 from toolkit.review_policy import Decision, ReviewPolicy, Verdict, decide
-from toolkit.review_task import about, example_line, guidelines_markdown, instructions_html, task_data
+from toolkit.review_task import (
+    HIDDEN_COLUMNS,
+    VIEW_TITLE,
+    about,
+    example_line,
+    guidelines_markdown,
+    instructions_html,
+    task_data,
+)
 from toolkit.store import (
     STATUS_RANK,
     Event,
@@ -152,6 +160,7 @@ def push(
     catalog.check_locale(locale)
     project, changed = client.project(project_title(locale, suite_id), project_setup(catalog, locale, policy))
     report = PushReport(project=project, settings_changed=changed, reviewers=reviewers_needed(policy))
+    client.ensure_view(project, VIEW_TITLE, HIDDEN_COLUMNS)
     present = client.tasks(project)
     existing = {(t["data"].get("segment"), t["data"].get("source_sha")) for t in present}
     records = catalog.store(suite_id, locale).records

@@ -41,6 +41,36 @@ SLOTS = {
 }
 OTHER_SLOT = "is filled in by the software. Keep it exactly once; it may move within the sentence."
 
+VIEW_TITLE = "Review tasks"
+# The data manager's tab for reviewers: the task list without the technical columns, and without
+# the raw draft, which a table cell lays out left to right whatever its language (the examples
+# column shows the draft rendered, each sentence isolated in its own direction). Label Studio's
+# own columns it hides by default stay hidden.
+HIDDEN_COLUMNS = [
+    *(
+        f"tasks:data.{key}"
+        for key in ("draft", "about", "notice", "origin", "suite", "locale", "source_sha", "interface")
+    ),
+    *(
+        f"tasks:{key}"
+        for key in (
+            "inner_id",
+            "annotations_results",
+            "annotations_ids",
+            "predictions_score",
+            "predictions_model_versions",
+            "predictions_results",
+            "file_upload",
+            "storage_filename",
+            "created_at",
+            "updated_at",
+            "updated_by",
+            "avg_lead_time",
+            "draft_exists",
+        )
+    ),
+]
+
 # Isolates keep a left-to-right label and a right-to-left sentence from reordering each other.
 LRI, RLI, PDI = "\u2066", "\u2067", "\u2069"
 

@@ -203,23 +203,26 @@ def push(
 def _upgrade(data: dict[str, Any], segment: Segment | None, examples: Examples) -> dict[str, Any] | None:
     """The data of a task pushed with an earlier interface, in the current one: the same segment,
     source hash and draft (what its annotations were made on), with the English source under a
-    key Label Studio leaves alone, and the examples and explanations made again. None when the
-    task is current, or its segment is gone from the catalog (nothing to explain it with)."""
-    if int(data.get("interface") or 1) >= INTERFACE_VERSION or segment is None:
+    key Label Studio leaves alone, and the examples and explanations made again (kept as they
+    were when the segment is gone from the catalog). None when the task is current."""
+    if int(data.get("interface") or 1) >= INTERFACE_VERSION:
         return None
     draft = str(data.get("draft", ""))
-    english = str(data.get("english") or data.get("source") or segment.source)
-    about_text = examples.about(segment) if english == segment.source else ""  # outdated: no explanation
+    english = str(data.get("english") or data.get("source") or "")
+    shown, about_text = str(data.get("examples", "")), ""
+    if segment is not None:
+        shown = "\n".join(examples(segment, draft)) or "(no examples)"
+        about_text = examples.about(segment) if english == segment.source else ""
     return task_data(
-        segment=segment.id,
-        source_sha=str(data.get("source_sha", segment.source_sha)),
+        segment=str(data.get("segment", "")),
+        source_sha=str(data.get("source_sha", "")),
         english=english,
         draft=draft,
         status=str(data.get("status", "")),
         origin=str(data.get("origin", "")),
-        examples="\n".join(examples(segment, draft)) or "(no examples)",
+        examples=shown,
         about_text=about_text,
-        suite=str(data.get("suite", segment.suite)),
+        suite=str(data.get("suite", "")),
         locale=str(data.get("locale", "")),
         notice=str(data.get("notice", "")),
     )

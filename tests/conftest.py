@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.label_studio_server import LabelStudioServer
 from toolkit.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,6 +176,15 @@ def mini(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def repo_catalog(tmp_path: Path) -> Path:
+    """A copy of the repository's own catalog (templates, lexicons, translations), safe to write."""
+    root = tmp_path / "repo-catalog"
+    for folder in ("templates", "lexicons", "translations"):
+        shutil.copytree(REPO / folder, root / folder)
+    return root
+
+
+@pytest.fixture
+def bare_catalog(tmp_path: Path) -> Path:
     """A copy of the repository's lexicons and templates without translations, e.g. to import
     BBQ into."""
     target = tmp_path / "catalog"
@@ -182,3 +192,12 @@ def repo_catalog(tmp_path: Path) -> Path:
     for name in ("lexicons", "templates"):
         shutil.copytree(REPO / name, target / name)
     return target
+
+
+@pytest.fixture(scope="session")
+def label_studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudioServer]:
+    """One real Label Studio for every test that needs one (tests keep apart by project prefix)."""
+    srv = LabelStudioServer(root=REPO, data_dir=tmp_path_factory.mktemp("label-studio") / "data")
+    srv.start()
+    yield srv
+    srv.stop()

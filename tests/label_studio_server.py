@@ -1,6 +1,12 @@
 """The real Label Studio (from PyPI, installed by .ci/setup into .venv-ls), started on 127.0.0.1
 with a temporary data directory for the tests, restartable, and reachable through the SDK as
-an admin and as annotators."""
+an admin and as annotators.
+
+Two kinds of annotators: `annotator()` makes a user through the admin's API (such a user has no
+usable password in Label Studio 1.23, so it cannot log in: annotations are made for it by the
+admin); `member()` joins the organisation the way Label Studio means people to, through the
+invite link and its sign-up form, and can then log in (browser tests) and act with its own token
+(so Label Studio records that member as the one who saved what it saves)."""
 
 from __future__ import annotations
 
@@ -12,12 +18,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from label_studio_sdk import LabelStudio
 
 from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
 
 TOKEN = "7f3a9c1e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a"
 PASSWORD = "review-tests-1"
+MEMBER_PASSWORD = "Member-pass-1"
+
+
+@dataclass(frozen=True)
+class Member:
+    """An annotator who signed up through the invite link: logs in with email and password."""
+
+    id: int
+    email: str
+    password: str
+    token: str
+    url: str
+
+    def sdk(self) -> LabelStudio:
+        return LabelStudio(base_url=self.url, api_key=self.token)
 
 
 def free_port() -> int:
@@ -68,28 +90,50 @@ class LabelStudioServer:
                 return int(user.id)
         return int(ls.users.create(username=email.split("@")[0], email=email, password="annotator-pass-1").id)
 
+    def member(self, email: str) -> Member:
+        """Sign up through the organisation's invite link (the real sign-up form), or log in
+        when already signed up; the member's own API token comes from its session."""
+        invite = self.admin().organizations.invites.get_invite_link().invite_url
+        with httpx.Client(base_url=self.url, follow_redirects=True, timeout=60) as web:
+            web.get("/user/login/")
+            form = {"email": email, "password": MEMBER_PASSWORD}
+            web.post(
+                "/user/login/",
+                data={**form, "csrfmiddlewaretoken": web.cookies.get("csrftoken", "")},
+                headers={"Referer": f"{self.url}/user/login/"},
+            )
+            if web.get("/api/current-user/whoami").status_code != 200:
+                web.get(invite)
+                web.post(
+                    invite,
+                    data={**form, "csrfmiddlewaretoken": web.cookies.get("csrftoken", "")},
+                    headers={"Referer": f"{self.url}{invite}"},
+                )
+            who = web.get("/api/current-user/whoami")
+            assert who.status_code == 200, f"{email} could not sign up: HTTP {who.status_code}"
+            token = web.get("/api/current-user/token").json()["token"]
+        return Member(int(who.json()["id"]), email, MEMBER_PASSWORD, str(token), self.url)
+
     def annotate(
         self, task_id: int, user: int, verdict: str, text: str | None = None, tags: tuple[str, ...] = ()
     ) -> Any:
-        result: list[dict[str, Any]] = [
-            {"from_name": "verdict", "to_name": "source", "type": "choices", "value": {"choices": [verdict]}}
-        ]
-        if text is not None:
-            result.append(
-                {
-                    "from_name": "translation",
-                    "to_name": "source",
-                    "type": "textarea",
-                    "value": {"text": [text]},
-                }
-            )
-        if tags:
-            result.append(
-                {
-                    "from_name": "issues",
-                    "to_name": "source",
-                    "type": "choices",
-                    "value": {"choices": list(tags)},
-                }
-            )
-        return self.admin().annotations.create(id=task_id, result=result, completed_by=user)
+        """An annotation made through the admin's API on behalf of ``user``."""
+        return self.admin().annotations.create(
+            id=task_id, result=result(verdict, text, tags), completed_by=user
+        )
+
+
+def result(verdict: str, text: str | None = None, tags: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """An annotation's result as the review interface makes it."""
+    out: list[dict[str, Any]] = [
+        {"from_name": "verdict", "to_name": "source", "type": "choices", "value": {"choices": [verdict]}}
+    ]
+    if text is not None:
+        out.append(
+            {"from_name": "translation", "to_name": "source", "type": "textarea", "value": {"text": [text]}}
+        )
+    if tags:
+        out.append(
+            {"from_name": "issues", "to_name": "source", "type": "choices", "value": {"choices": list(tags)}}
+        )
+    return out

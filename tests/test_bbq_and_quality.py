@@ -87,8 +87,8 @@ def write_bbq(folder: Path) -> Path:
 
 
 @pytest.fixture
-def root(repo_catalog: Path) -> Path:
-    return repo_catalog
+def root(bare_catalog: Path) -> Path:
+    return bare_catalog
 
 
 def test_import_takes_whole_families_and_renders_in_sample_mode(root: Path, tmp_path: Path, cli) -> None:

@@ -257,8 +257,8 @@ FAMILIES = {
 
 
 @pytest.fixture
-def release_rows(repo_catalog: Path, tmp_path: Path, cli) -> pl.DataFrame:
-    root = repo_catalog
+def release_rows(bare_catalog: Path, tmp_path: Path, cli) -> pl.DataFrame:
+    root = bare_catalog
     data = tmp_path / "bbq"
     data.mkdir()
     first = 0

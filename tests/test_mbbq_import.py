@@ -110,8 +110,8 @@ def write(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 @pytest.fixture
-def root(repo_catalog: Path) -> Path:
-    return repo_catalog
+def root(bare_catalog: Path) -> Path:
+    return bare_catalog
 
 
 @pytest.fixture

@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.label_studio_server import TOKEN, LabelStudioServer, free_port
+from tests.label_studio_server import TOKEN, LabelStudioServer, free_port, result
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudioServer]:
-    base = tmp_path_factory.mktemp("label-studio")
-    srv = LabelStudioServer(root=REPO, data_dir=base / "data")
-    srv.start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(label_studio: LabelStudioServer) -> LabelStudioServer:
+    return label_studio
 
 
 @pytest.fixture
@@ -50,6 +45,13 @@ def tasks(server: LabelStudioServer, prefix: str, locale: str = "he") -> dict[st
     ls = server.admin()
     project = next(p for p in ls.projects.list() if p.title == f"{prefix} review {locale}/sentiment")
     return {t.data["segment"]: int(t.id) for t in ls.tasks.list(project=project.id)}
+
+
+def pushed(mini: Path, server: LabelStudioServer, env: str, cli) -> dict[str, int]:
+    """The mini catalog's Hebrew sentiment drafts pushed for review: task ids by segment."""
+    policy(mini)
+    assert cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini)).code == 0
+    return tasks(server, env)
 
 
 def test_push_annotate_pull_moves_drafts_to_reviewed_and_approved(
@@ -116,9 +118,7 @@ def test_push_annotate_pull_moves_drafts_to_reviewed_and_approved(
 def test_disagreement_goes_to_adjudication_and_agreement_is_reported(
     mini: Path, server: LabelStudioServer, env: str, cli
 ) -> None:
-    policy(mini)
-    cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
-    ids = tasks(server, env)
+    ids = pushed(mini, server, env, cli)
     a, b = server.annotator("dana@example.org"), server.annotator("yael@example.org")
     server.annotate(ids["gen-01.f"], a, "accept")
     server.annotate(ids["gen-01.f"], b, "edited", "האישה {{ adj(group, 'f', true) }} שמחה מאוד היום.")
@@ -142,24 +142,21 @@ def test_disagreement_goes_to_adjudication_and_agreement_is_reported(
 
 
 def test_deleted_and_changed_annotations(mini: Path, server: LabelStudioServer, env: str, cli) -> None:
-    policy(mini)
-    cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
-    ids = tasks(server, env)
-    a = server.annotator("dana@example.org")
-    first = server.annotate(ids["gen-01.f"], a, "accept")
+    ids = pushed(mini, server, env, cli)
+    dana = server.member("dana@members.test").sdk()
+    first = dana.annotations.create(id=ids["gen-01.f"], result=result("accept"))
     cli("review", "pull", "--locale", "he", "--root", str(mini))
     assert store(mini)["gen-01.f"]["status"] == "reviewed"
-    # the annotator changes her mind in Label Studio: a new event, the policy follows
-    server.admin().annotations.update(
-        id=first.id,
-        result=[
-            {"from_name": "verdict", "to_name": "source", "type": "choices", "value": {"choices": ["reject"]}}
-        ],
-    )
+    # she changes her mind in Label Studio: a new event, credited to her, and the policy follows
+    dana.annotations.update(id=first.id, result=result("reject"))
     cli("review", "pull", "--locale", "he", "--root", str(mini))
     rec = store(mini)["gen-01.f"]
     assert rec["status"] == "rejected"
-    assert [e.get("verdict") for e in rec["history"] if e["event"] == "review"] == ["accept", "reject"]
+    reviews = [e for e in rec["history"] if e["event"] == "review"]
+    assert [(e["by"], e["verdict"]) for e in reviews] == [
+        ("dana@members.test", "accept"),
+        ("dana@members.test", "reject"),
+    ]
     # then her annotation is deleted: withdrawn, and nothing is left to decide on
     server.admin().annotations.delete(id=first.id)
     cli("review", "pull", "--locale", "he", "--root", str(mini))
@@ -171,20 +168,27 @@ def test_deleted_and_changed_annotations(mini: Path, server: LabelStudioServer, 
 def test_an_edit_that_breaks_the_template_is_flagged_not_applied(
     mini: Path, server: LabelStudioServer, env: str, cli
 ) -> None:
-    policy(mini)
-    cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
-    ids = tasks(server, env)
-    server.annotate(
-        ids["rel-01.m"],
-        server.annotator("dana@example.org"),
-        "edited",
-        "הוא גדל במשפחה {{ adj(grup, 'f') }}.",
-    )
-    result = cli("review", "pull", "--locale", "he", "--root", str(mini))
-    assert "flagged (edit breaks the template, not applied): rel-01.m" in result.err
+    ids = pushed(mini, server, env, cli)
+    dana = server.annotator("dana@example.org")
+    broken = server.annotate(ids["rel-01.m"], dana, "edited", "הוא גדל במשפחה {{ adj(grup, 'f') }}.")
+    server.annotate(ids["rel-01.f"], dana, "edited", "היא גדלה במשפחה דתית.")  # the slot dropped
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert "flagged (edit breaks the template, not applied): rel-01.f, rel-01.m" in pulled.err
     rec = store(mini)["rel-01.m"]
     assert rec["status"] == "draft" and rec["text"] == "הוא גדל במשפחה {{ adj(group, 'f') }}."
     assert "unknown variable 'grup'" in rec["history"][-1]["note"]
+    # the refusal reaches the annotator, in the task, not only the maintainer's terminal
+    notice = server.admin().tasks.get(id=str(ids["rel-01.m"])).data["notice"]
+    assert f"annotation {broken.id}" in notice and "unknown variable 'grup'" in notice
+    assert "dana" not in notice  # every member who opens the task sees it: no names
+    status = cli("review", "status", "--locale", "he", "--json", "--root", str(mini))
+    [row] = json.loads(status.out)
+    assert row["flagged"] == {  # the misspelt slot is both a dropped slot and an unknown variable
+        "drops the slot 'group' that the source has": 2,
+        "uses an unknown variable 'grup'": 1,
+    }
+    table = cli("review", "status", "--locale", "he", "--root", str(mini))
+    assert "flagged edits by reason" in table.out and "drops the slot 'group'" in table.out
 
 
 def test_a_stale_segment_is_pushed_as_a_new_task(
@@ -211,8 +215,8 @@ def test_a_stale_segment_is_pushed_as_a_new_task(
             rec["text"] = "היא גדלה במשפחה גדולה {{ adj(group, 'f') }}."
         lines.append(json.dumps(rec, ensure_ascii=False))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
-    assert "1 task(s) pushed, 2 already" in result.err  # rel-01.m is stale now (its source changed too)
+    outcome = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
+    assert "1 task(s) pushed, 2 already" in outcome.err  # rel-01.m is stale now (its source changed too)
     shas = [
         t.data["source_sha"]
         for t in server.admin().tasks.list(
@@ -235,14 +239,15 @@ def test_server_down_is_a_clear_error_and_changes_nothing(
         ("review", "push", "--locale", "he", "--suite", "sentiment"),
         ("review", "pull", "--locale", "he"),
     ):
-        result = cli(*args, "--root", str(mini))
-        assert result.code == 1
-        assert "Label Studio at http://127.0.0.1:" in result.err and "failed" in result.err
-        assert "Traceback" not in result.err
+        outcome = cli(*args, "--root", str(mini))
+        assert outcome.code == 1
+        assert "Label Studio at http://127.0.0.1:" in outcome.err and "failed" in outcome.err
+        assert "Traceback" not in outcome.err
     assert (mini / "translations" / "he" / "sentiment.jsonl").read_bytes() == before
 
 
 def test_wrong_token_and_missing_token(mini: Path, env: str, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    policy(mini)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
     refused = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
     assert refused.code == 1 and "HTTP 401" in refused.err
@@ -258,8 +263,187 @@ def test_the_token_never_leaks(mini: Path, server: LabelStudioServer, env: str, 
     server.annotate(ids["gen-01.f"], server.annotator("dana@example.org"), "accept")
     outputs.append(cli("review", "pull", "--locale", "he", "--root", str(mini)))
     outputs.append(cli("review", "status", "--root", str(mini)))
-    for result in outputs:
-        assert TOKEN not in result.out + result.err
+    for output in outputs:
+        assert TOKEN not in output.out + output.err
     for path in mini.rglob("*"):
         if path.is_file():
             assert TOKEN not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+# The first review interface, as projects pushed before interface 2 have it (Hebrew).
+V1_CONFIG = """<View>
+  <Header value="Translation review (Hebrew): read the guidelines in docs/annotators.md first"/>
+  <Text name="guidelines" value="$guidelines"/>
+  <Header value="English source template"/>
+  <Text name="source" value="$source"/>
+  <Header value="Rendered with several groups and every variant"/>
+  <View style="direction: rtl; text-align: right">
+    <Text name="examples" value="$examples"/>
+  </View>
+  <Header value="Translation (edit it here if it needs changes; keep every {{ ... }} slot)"/>
+  <View style="direction: rtl">
+    <TextArea name="translation" toName="source" value="$draft" editable="true" rows="3" maxSubmissions="1"/>
+  </View>
+  <Choices name="verdict" toName="source" choice="single" required="true" showInline="true"><Choice value="accept"/><Choice value="edited"/><Choice value="reject"/></Choices>
+  <Header value="Issues found (any)"/>
+  <Choices name="issues" toName="source" choice="multiple" showInline="true"><Choice value="agreement"/><Choice value="meaning shift"/><Choice value="slot broken"/><Choice value="unnatural"/><Choice value="dialect mismatch"/><Choice value="offensive"/></Choices>
+  <TextArea name="comment" toName="source" rows="2" placeholder="Comment (optional)"/>
+</View>"""
+
+
+def test_push_brings_an_earlier_project_up_to_date_without_touching_its_annotations(
+    mini: Path, server: LabelStudioServer, env: str, cli
+) -> None:
+    policy(mini)
+    ls = server.admin()
+    project = ls.projects.create(title=f"{env} review he/sentiment", label_config=V1_CONFIG)
+    rec = store(mini)["gen-01.f"]
+    v1_data = {
+        "segment": "gen-01.f",
+        "source_sha": rec["source_sha"],
+        "suite": "sentiment",
+        "locale": "he",
+        "source": rec["source"],
+        "draft": rec["text"],
+        "status": "draft",
+        "origin": "draft",
+        "examples": "[f · Islam] האישה המוסלמית מרגישה שמחה היום.",
+        "guidelines": "What to check, when to edit and when to reject: docs/annotators.md in the polyprobe repository.",
+    }
+    ls.projects.import_tasks(id=project.id, request=[{"data": v1_data}])
+    [task] = list(ls.tasks.list(project=project.id))
+    annotation = server.annotate(int(task.id), server.annotator("dana@example.org"), "accept", rec["text"])
+    before = ls.annotations.get(id=annotation.id)
+
+    pushed = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
+    assert pushed.code == 0, pushed.err
+    assert "3 task(s) pushed, 1 already" in pushed.err
+    assert (
+        "project settings set: expert_instruction, label_config, maximum_annotations, show_instruction "
+        "(review interface 2, 2 reviewer(s) per task in the label stream)"
+    ) in pushed.err
+    assert "1 earlier task(s) brought to review interface 2" in pushed.err
+    settings = ls.projects.get(id=project.id)
+    assert settings.maximum_annotations == 2  # the policy's approved_after: two reviews per task
+    assert settings.show_instruction is True
+    assert "<h2>What to check</h2>" in (settings.expert_instruction or "")
+    assert "<!-- polyprobe review interface 2 -->" in (settings.label_config or "")
+    data = ls.tasks.get(id=str(task.id)).data
+    assert "source" not in data and "guidelines" not in data
+    assert (data["english"], data["draft"], data["source_sha"]) == (
+        rec["source"],
+        rec["text"],
+        rec["source_sha"],
+    )
+    assert data["interface"] == 2 and "Variant f" in data["about"]
+    after = ls.annotations.get(id=annotation.id)
+    assert (after.result, after.updated_at, after.completed_by) == (
+        before.result,
+        before.updated_at,
+        before.completed_by,
+    )
+    assert all(t.data["interface"] == 2 for t in ls.tasks.list(project=project.id))
+    [view] = [v for v in ls.views.list(project=project.id) if (v.data or {}).get("title") == "Review tasks"]
+    assert "tasks:data.draft" in view.data["hiddenColumns"]["explore"]  # shown rendered, in its direction
+
+    assert cli("review", "pull", "--locale", "he", "--root", str(mini)).code == 0
+    assert store(mini)["gen-01.f"]["status"] == "reviewed"
+    again = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
+    assert "0 task(s) pushed, 3 already" in again.err  # gen-01.f is reviewed now: not sent again
+    assert "project settings" not in again.err and "earlier task" not in again.err
+
+
+def test_each_version_of_an_annotation_is_credited_to_whoever_saved_it(
+    mini: Path, server: LabelStudioServer, env: str, cli
+) -> None:
+    ids = pushed(mini, server, env, cli)
+    dana, yael, carl = (server.member(f"{name}@members.test") for name in ("dana", "yael", "carl"))
+    first = dana.sdk().annotations.create(
+        id=ids["gen-01.f"], result=result("reject", tags=("meaning shift",))
+    )
+    yael.sdk().annotations.create(id=ids["gen-01.f"], result=result("accept"))
+    server.annotate(ids["gen-01.m"], dana.id, "accept")  # made by the admin on dana's behalf: hers
+    cli("review", "pull", "--locale", "he", "--root", str(mini))
+    records = store(mini)
+    assert records["gen-01.f"]["status"] == "draft"
+    assert records["gen-01.f"]["history"][-1]["note"] == "adjudication: 1 keep, 1 reject"
+    assert [e["by"] for e in records["gen-01.m"]["history"] if e["event"] == "review"] == [
+        "dana@members.test"
+    ]
+
+    # carl, a third member, turns dana's reject into accept: that version is carl's
+    carl.sdk().annotations.update(id=first.id, result=result("accept"))
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert "1 new review event(s)" in pulled.err
+    rec = store(mini)["gen-01.f"]
+    reviews = [(e["by"], e["verdict"]) for e in rec["history"] if e["event"] == "review"]
+    assert reviews == [
+        ("dana@members.test", "reject"),
+        ("yael@members.test", "accept"),
+        ("carl@members.test", "accept"),
+    ]
+    # dana's overwritten reject counts for no one: yael and carl agree
+    assert rec["status"] == "approved"
+    assert rec["history"][-1]["note"] == "2 reviewer(s) agree"
+
+
+def test_a_verdict_that_contradicts_the_text_box_is_recorded_not_counted_and_the_task_says_why(
+    mini: Path, server: LabelStudioServer, env: str, cli
+) -> None:
+    ids = pushed(mini, server, env, cli)
+    drafts = {segment: rec["text"] for segment, rec in store(mini).items()}
+    changed = "הגבר {{ adj(group, 'm', true) }} שמח היום."
+    dana, yael = server.member("dana@members.test"), server.member("yael@members.test")
+    unchanged = dana.sdk().annotations.create(id=ids["gen-01.f"], result=result("edited", drafts["gen-01.f"]))
+    yael.sdk().annotations.create(id=ids["gen-01.m"], result=result("accept", changed))
+
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert "2 new review event(s); 0 translation(s) changed status" in pulled.err
+    assert "inconsistent (verdict and text disagree, not counted): gen-01.f, gen-01.m" in pulled.err
+    assert "2 task(s) got a new or cleared notice" in pulled.err
+    records = store(mini)
+    for segment in ("gen-01.f", "gen-01.m"):
+        rec = records[segment]
+        assert (rec["status"], rec["text"]) == ("draft", drafts[segment])
+        assert rec["history"][-1]["note"].startswith("inconsistent, not counted: ")
+    assert records["gen-01.m"]["history"][-1]["text"] == changed  # recorded, not applied
+    ls = server.admin()
+    notice = ls.tasks.get(id=str(ids["gen-01.f"])).data["notice"]
+    assert f"annotation {unchanged.id}" in notice
+    assert "verdict 'edited' but the text is the draft unchanged" in notice
+    assert "verdict 'accept' but the text was changed" in ls.tasks.get(id=str(ids["gen-01.m"])).data["notice"]
+    [row] = json.loads(cli("review", "status", "--locale", "he", "--json", "--root", str(mini)).out)
+    assert row["inconsistent"] == 2 and row["counts"]["pending"] == 4
+
+    # dana reads the notice and makes her verdict match the box: counted, the notice goes away
+    dana.sdk().annotations.update(id=unchanged.id, result=result("accept", drafts["gen-01.f"]))
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert "1 task(s) got a new or cleared notice" in pulled.err
+    assert ls.tasks.get(id=str(ids["gen-01.f"])).data["notice"] == ""
+    assert store(mini)["gen-01.f"]["status"] == "reviewed"
+    [row] = json.loads(cli("review", "status", "--locale", "he", "--json", "--root", str(mini)).out)
+    assert row["inconsistent"] == 1
+
+
+def test_an_honest_edit_that_moves_the_completion_slot_is_flagged_with_the_suite_rule(
+    repo_catalog: Path, server: LabelStudioServer, env: str, cli
+) -> None:
+    pushed = cli(
+        "review", "push", "--locale", "de", "--suite", "honest", "--limit", "1", "--root", str(repo_catalog)
+    )
+    assert "1 task(s) pushed" in pushed.err
+    ls = server.admin()
+    project = next(p for p in ls.projects.list() if p.title == f"{env} review de/honest")
+    [task] = list(ls.tasks.list(project=project.id))
+    assert task.data["segment"] == "honest-01.f"
+    assert "must stay the very last thing" in task.data["about"] and "[M]" in task.data["about"]
+    assert "[M]" in task.data["examples"]
+    moved = "Die {{ adj(group, 'f', 'nom', 'def') }} Frau sollte als {{ completion }} arbeiten"
+    server.annotate(int(task.id), server.annotator("dana@example.org"), "edited", moved)
+    pulled = cli("review", "pull", "--locale", "de", "--suite", "honest", "--root", str(repo_catalog))
+    assert f"flagged (edit breaks the template, not applied): {task.data['segment']}" in pulled.err
+    reason = "the completion slot must be the end of the text (only punctuation may follow it)"
+    assert reason in ls.tasks.get(id=str(task.id)).data["notice"]
+    status = cli("review", "status", "--locale", "de", "--json", "--root", str(repo_catalog))
+    [row] = [r for r in json.loads(status.out) if r["suite"] == "honest"]
+    assert row["flagged"] == {reason: 1}

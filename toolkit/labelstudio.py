@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -47,6 +48,25 @@ class Settings:
         return cls(url=os.environ.get(URL_ENV, DEFAULT_URL).rstrip("/"), key=key)
 
 
+@dataclass(frozen=True)
+class ProjectSetup:
+    """What `review push` keeps a review project at."""
+
+    label_config: str
+    instructions: str
+    """HTML, shown before the first task of the label stream and under Instructions."""
+    reviewers: int
+    """Annotations per task: the label stream offers a task until this many people reviewed it."""
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "label_config": self.label_config,
+            "expert_instruction": self.instructions,
+            "show_instruction": True,
+            "maximum_annotations": self.reviewers,
+        }
+
+
 class Client:
     """The SDK client behind one place that turns every failure into a LabelStudioError."""
 
@@ -66,19 +86,41 @@ class Client:
             detail = f"HTTP {status}" if status else type(exc).__name__
             if status in (401, 403):
                 detail += f" (check {KEY_ENV})"
+            elif status == 400:
+                detail += _refusal(getattr(exc, "body", None))
             raise LabelStudioError(f"Label Studio at {self.url}: {what} failed: {detail}") from None
 
     def _projects(self) -> list[Any]:
         return self.call("listing projects", lambda: list(self.sdk.projects.list()))
 
-    def project(self, title: str, label_config: str) -> int:
-        for project in self._projects():
-            if project.title == title:
-                return int(project.id)
-        created = self.call(
-            "creating a project", lambda: self.sdk.projects.create(title=title, label_config=label_config)
-        )
-        return int(created.id or 0)
+    def project(self, title: str, setup: ProjectSetup) -> tuple[int, list[str]]:
+        """The project with this title, created with ``setup`` or brought up to it: the
+        labelling configuration, the instructions and the overlap. Annotations are never
+        touched (Label Studio itself refuses a configuration that existing annotations would
+        no longer match). Returns the project id and the names of the settings changed."""
+        wanted = setup.fields()
+        found = self.find_project(title)
+        if found is None:
+            created = self.call("creating a project", lambda: self.sdk.projects.create(title=title, **wanted))
+            return int(created.id or 0), sorted(wanted)
+        current = self.call("reading a project", lambda: self.sdk.projects.get(id=found))
+        changed = {k: v for k, v in wanted.items() if getattr(current, k, None) != v}
+        if changed:
+            self.call(
+                "updating the project's settings", lambda: self.sdk.projects.update(id=found, **changed)
+            )
+        return found, sorted(changed)
+
+    def ensure_view(self, project: int, title: str, hidden: list[str]) -> bool:
+        """A data-manager tab with these columns hidden, made once (annotators may change it
+        afterwards; push never overwrites it). True when it was made now."""
+        views = self.call("listing data-manager tabs", lambda: list(self.sdk.views.list(project=project)))
+        if any((v.data or {}).get("title") == title for v in views):
+            return False
+        columns = {"explore": hidden, "labeling": hidden}
+        data: Any = {"title": title, "type": "list", "target": "tasks", "hiddenColumns": columns}
+        self.call("making a data-manager tab", lambda: self.sdk.views.create(project=project, data=data))
+        return True
 
     def find_project(self, title: str) -> int | None:
         return next((int(p.id) for p in self._projects() if p.title == title), None)
@@ -86,6 +128,10 @@ class Client:
     def tasks(self, project: int) -> list[dict[str, Any]]:
         tasks: list[Any] = self.call("listing tasks", lambda: list(self.sdk.tasks.list(project=project)))
         return [{"id": t.id, "data": dict(t.data or {})} for t in tasks]
+
+    def update_task_data(self, task: int, data: dict[str, Any]) -> None:
+        """Replace a task's data (its annotations stay as they are)."""
+        self.call("updating a task", lambda: self.sdk.tasks.update(id=str(task), data=data))
 
     def import_tasks(self, project: int, data: list[dict[str, Any]]) -> None:
         for start in range(0, len(data), 200):
@@ -113,6 +159,15 @@ class Client:
         }
 
 
+def _refusal(body: Any) -> str:
+    """Label Studio's own words for a refused request (e.g. a labelling configuration that
+    existing annotations no longer match), shortened."""
+    if isinstance(body, dict):
+        body = body.get("validation_errors") or body.get("detail") or body
+    text = " ".join(str(body).split()) if body else ""
+    return f": {text[:400]}" if text else ""
+
+
 PREFIX_ENV = "POLYPROBE_REVIEW_PREFIX"
 
 
@@ -122,30 +177,72 @@ def project_title(locale: str, suite: str) -> str:
     return f"{os.environ.get(PREFIX_ENV, 'polyprobe')} review {locale}/{suite}"
 
 
-def label_config(locale_name: str, rtl: bool) -> str:
-    """The review interface: source, rendered examples, the editable translation, verdict,
-    issue tags and a comment. Right-to-left locales get rtl text areas."""
-    direction = "rtl" if rtl else "ltr"
+INTERFACE_VERSION = 2
+"""The review interface's version: written into the labelling configuration and into every task's
+data, so `review push` knows which projects and tasks to bring up to date."""
+OBJECT = "source"
+"""The name of the object tag the controls point to. It is only a tag name (Label Studio
+reserves the *data* key `source`, which its labelling screen overwrites with the task's JSON);
+it stays `source` because Label Studio refuses a configuration that annotations made with the
+first interface (to_name="source") no longer match."""
+
+
+def _markdown_block(text: str) -> str:
+    """Static Markdown for the labelling configuration: XML-escaped, no leading indentation (it
+    would become a code block) and no `$`, which Label Studio reads as a task-data reference."""
+    if "$" in text:
+        raise ValueError("static text in the labelling configuration cannot contain '$'")
+    return escape("\n".join(line.strip() for line in text.splitlines()), quote=False)
+
+
+def label_config(locale_name: str, rtl: bool, guidelines: str) -> str:
+    """The review interface: the English source as plain text with its variant and slots
+    explained, the draft rendered with several groups, the editable translation (right to left
+    for Hebrew and Arabic, without turning Label Studio's own counters and buttons around), a
+    single-choice verdict, issue tags, a comment, any notice for the reviewers, and the
+    guidelines (Markdown) in a panel that opens in every task.
+
+    Task data keys (see toolkit.review_task): english, about, examples, draft, notice."""
     verdicts = "".join(f'<Choice value="{v}"/>' for v in VERDICTS)
     tags = "".join(f'<Choice value="{escape(t)}"/>' for t in ISSUE_TAGS)
+    box = "pp-rtl" if rtl else "pp-ltr"
     return f"""<View>
-  <Header value="Translation review ({escape(locale_name)}): read the guidelines in {GUIDELINES} first"/>
-  <Text name="guidelines" value="$guidelines"/>
-  <Header value="English source template"/>
-  <Text name="source" value="$source"/>
-  <Header value="Rendered with several groups and every variant"/>
-  <View style="direction: {direction}; text-align: {"right" if rtl else "left"}">
-    <Text name="examples" value="$examples"/>
-  </View>
-  <Header value="Translation (edit it here if it needs changes; keep every {{{{ ... }}}} slot)"/>
-  <View style="direction: {direction}">
-    <TextArea name="translation" toName="source" value="$draft" editable="true" rows="3" maxSubmissions="1"/>
-  </View>
-  <Choices name="verdict" toName="source" choice="single" required="true" showInline="true">{verdicts}</Choices>
-  <Header value="Issues found (any)"/>
-  <Choices name="issues" toName="source" choice="multiple" showInline="true">{tags}</Choices>
-  <TextArea name="comment" toName="source" rows="2" placeholder="Comment (optional)"/>
+<!-- polyprobe review interface {INTERFACE_VERSION} -->
+<Style>
+.pp-source {{ font-size: 16px; padding: 6px 10px; background: #f4f6fa; border-radius: 4px; }}
+.pp-rtl textarea, .pp-rtl .pp-examples, .pp-rtl [data-testid=htx-textbox-content] {{ direction: rtl; text-align: right; }}
+.pp-examples {{ white-space: pre-wrap; line-height: 1.7; }}
+.pp-notice blockquote {{ border-left: 4px solid #d4380d; background: #fff2e8; padding: 6px 10px; margin: 6px 0; }}
+</Style>
+<View className="pp-notice"><Markdown value="$notice"/></View>
+<Header value="Translation review: English to {escape(locale_name)}" size="3"/>
+<Header value="English source" size="5"/>
+<View className="pp-source"><Text name="{OBJECT}" value="$english" selectionEnabled="false"/></View>
+<Markdown value="$about"/>
+<Header value="The draft rendered with several groups and in every gender variant" size="5"/>
+<View className="{box}"><View className="pp-examples"><Text name="examples" value="$examples" selectionEnabled="false"/></View></View>
+<Header value="Translation: edit it here if it needs changes, keeping every slot in double braces" size="5"/>
+<View className="{box}">
+<TextArea name="translation" toName="{OBJECT}" value="$draft" editable="true" rows="3" maxSubmissions="1"/>
+</View>
+<Header value="Verdict (one)" size="5"/>
+<Choices name="verdict" toName="{OBJECT}" choice="single-radio" required="true" showInline="true">{verdicts}</Choices>
+<Header value="Issues found (any)" size="5"/>
+<Choices name="issues" toName="{OBJECT}" choice="multiple" showInline="true">{tags}</Choices>
+<TextArea name="comment" toName="{OBJECT}" rows="2" placeholder="Comment (optional; say why when you edit or reject)"/>
+<Collapse><Panel value="Guidelines for reviewers (click to open; also under Instructions at the top of the label stream)">
+<View><Markdown>
+{_markdown_block(guidelines)}
+</Markdown></View>
+</Panel></Collapse>
 </View>"""
+
+
+def interface_version(config: str) -> int:
+    """The review interface version a labelling configuration was made with (1: the first one,
+    which carried no version)."""
+    match = re.search(r"<!-- polyprobe review interface (\d+) -->", config or "")
+    return int(match.group(1)) if match else 1
 
 
 def parse_result(result: list[dict[str, Any]]) -> tuple[str | None, str | None, tuple[str, ...], str | None]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from toolkit.errors import CatalogError, Problem
+from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import load_yaml
 from toolkit.project import Project
 from toolkit.records import SEMVER_RE, Record, parse_record
@@ -28,6 +28,11 @@ class ReviewPolicy(Record):
 
 def load_policy(project: Project) -> ReviewPolicy:
     path = project.root / POLICY_FILE
+    if not path.is_file():
+        raise InputError(
+            f"{POLICY_FILE} is missing: it says how many reviewers approve a translation "
+            "(copy the one in the polyprobe repository and adjust it)"
+        )
     problems: list[Problem] = []
     policy = parse_record(
         ReviewPolicy, load_yaml(path, POLICY_FILE), file=POLICY_FILE, record="(file)", problems=problems

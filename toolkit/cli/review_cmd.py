@@ -13,7 +13,7 @@ from rich.table import Table
 from toolkit.catalog import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
 from toolkit.errors import InputError
-from toolkit.labelstudio import Client, Settings
+from toolkit.labelstudio import INTERFACE_VERSION, Client, Settings
 from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
 from toolkit.review import pull, push, review_status
 from toolkit.review_policy import load_policy
@@ -40,12 +40,22 @@ def push_command(
     allowed = {"draft", "machine", "reviewed", "approved", "rejected"}
     if not statuses or set(statuses) - allowed:
         raise InputError(f"--status takes a comma-separated list of {', '.join(sorted(allowed))}")
-    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    settings = Settings.from_env()
+    project = project_at(root)
+    catalog = load_catalog(project, suites=[suite], locales=[locale])
+    policy = load_policy(project)
     with err_console.status(f"pushing {locale}/{suite} to Label Studio"):
-        report = push(Client(Settings.from_env()), catalog, locale, suite, statuses, limit)
+        report = push(Client(settings), catalog, policy, locale, suite, statuses, limit)
     _say(
         f"{locale}/{suite}: {len(report.pushed)} task(s) pushed, {report.already} already in project {report.project}"
     )
+    if report.settings_changed:
+        _say(
+            f"project settings set: {', '.join(report.settings_changed)} (review interface "
+            f"{INTERFACE_VERSION}, {report.reviewers} reviewer(s) per task in the label stream)"
+        )
+    if report.upgraded:
+        _say(f"{report.upgraded} earlier task(s) brought to review interface {INTERFACE_VERSION}")
 
 
 @app.command("pull")
@@ -65,6 +75,13 @@ def pull_command(
     )
     if report.flagged:
         _say(f"flagged (edit breaks the template, not applied): {', '.join(sorted(set(report.flagged)))}")
+    if report.inconsistent:
+        _say(
+            "inconsistent (verdict and text disagree, not counted): "
+            f"{', '.join(sorted(set(report.inconsistent)))}"
+        )
+    if report.notices:
+        _say(f"{report.notices} task(s) got a new or cleared notice for their annotators")
     if report.outdated:
         _say(f"{report.outdated} annotation(s) on an outdated English source were ignored")
 
@@ -91,13 +108,29 @@ def status_command(
         return
     table = Table(title="review status")
     cols = ("pending", "reviewed", "approved", "rejected", "in adjudication")
-    for col in ("locale", "suite", *cols, "alpha", "edits chrF"):
+    for col in ("locale", "suite", *cols, "inconsistent", "flagged edits", "alpha", "edits chrF"):
         table.add_column(col)
     for r in rows:
         alpha = f"{r.alpha:.3f}" if r.alpha is not None else "-"
         chrf = f"{r.edits_chrf:.1f}" if r.edits_chrf is not None else "-"
-        table.add_row(r.locale, r.suite, *(str(r.counts[c]) for c in cols), alpha, chrf)
+        table.add_row(
+            r.locale,
+            r.suite,
+            *(str(r.counts[c]) for c in cols),
+            str(r.inconsistent),
+            str(sum(r.flagged.values())),
+            alpha,
+            chrf,
+        )
     out_console.print(table)
+    flagged = [(r, reason, n) for r in rows for reason, n in r.flagged.items()]
+    if flagged:
+        reasons = Table(title="flagged edits by reason (not applied)")
+        for col in ("locale", "suite", "reason", "annotations"):
+            reasons.add_column(col)
+        for r, reason, n in flagged:
+            reasons.add_row(r.locale, r.suite, reason, str(n))
+        out_console.print(reasons)
 
 
 @app.command("server")

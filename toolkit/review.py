@@ -127,7 +127,9 @@ def push(
                 "draft": rec.text,
                 "status": rec.status,
                 "origin": rec.origin,
-                "examples": "\n".join(render_examples(segment, rec.text)) or "(no examples)",
+                "examples": _needs_edit_reason(rec)
+                or "\n".join(render_examples(segment, rec.text))
+                or "(no examples)",
                 "guidelines": f"What to check, when to edit and when to reject: {GUIDELINES} in the polyprobe repository.",
             }
         )
@@ -135,6 +137,15 @@ def push(
         client.import_tasks(project, tasks)
     report.pushed = [t["segment"] for t in tasks]
     return report
+
+
+def _needs_edit_reason(rec: Translation) -> str:
+    """For a machine translation that needs a human edit: why, in place of the examples (its raw
+    text renders nothing)."""
+    if rec.status != "needs_edit":
+        return ""
+    note = next((e.note for e in reversed(rec.history) if e.note), None) or "no reason recorded"
+    return f"Needs a human edit (machine translation could not be used as it is): {note}"
 
 
 @dataclass
@@ -224,7 +235,7 @@ def _ingest(
             note = "no verdict given: not counted"
         elif verdict == "edited" and not edited:
             note = "verdict 'edited' without an edited text: not counted"
-        elif text is not None and text != record.text:
+        elif text is not None and (text != record.text or record.status == "needs_edit"):
             broken = translation_problems(
                 suite, catalog, catalog.grammar(locale), source_analysis(catalog, segment), text
             )
@@ -351,6 +362,8 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
             and (last_policy.note or "").startswith("adjudication")
         ):
             counts["in adjudication"] += 1
+        elif rec.status == "needs_edit":
+            counts["needs edit"] += 1
         elif STATUS_RANK.get(rec.status, 0) == 1:
             counts["pending"] += 1
         else:
@@ -367,7 +380,16 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
                 texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]
                 if len(set(texts)) >= 2:
                     edits.append(texts)
-    order = ("pending", "reviewed", "approved", "rejected", "in adjudication", "stale", "untranslated")
+    order = (
+        "pending",
+        "needs edit",
+        "reviewed",
+        "approved",
+        "rejected",
+        "in adjudication",
+        "stale",
+        "untranslated",
+    )
     return ReviewStatus(
         locale=locale,
         suite=suite_id,

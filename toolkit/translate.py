@@ -543,32 +543,42 @@ class _Writer:
 
     def store(self, batch: list[Unit], results: list[Any], engine: dict[str, str]) -> None:
         now = utc_now()
+        entries: list[tuple[Segment, str, str, list[str], dict[str, str]]] = []
         for unit, result in zip(batch, results, strict=True):
             raw = str(result.text)
             used = getattr(result, "model_type_used", None)
             engine_here = {**engine, "model_type_used": str(used)} if used else engine
             for seg in unit.segments:
-                text, reasons = self.entry(seg, unit.protected, raw)
-                status: Status = NEEDS_EDIT if reasons else "machine"
-                stored = _storable(raw) if reasons else text
-                event = Event(
-                    at=now,
-                    event="machine",
-                    by="deepl",
-                    status=status,
-                    text=stored,
-                    source_sha=seg.source_sha,
-                    engine=engine_here,
-                    note="; ".join(reasons) or None,
-                )
-                self.store_file.put(seg.id, seg.source, stored, "deepl", status, event, engine=engine_here)
-                if reasons:
-                    self.report.needs_edit += 1
-                else:
-                    self.report.translated += 1
+                text, reasons = self.resolve(seg, unit.protected, raw)
+                entries.append((seg, raw, text, reasons, engine_here))
+        gate = entry_problems(
+            self.catalog,
+            self.suite,
+            self.locale,
+            [(seg, text) for seg, _, text, why, _ in entries if not why],
+        )
+        for seg, raw, text, reasons, engine_here in entries:
+            reasons = reasons or gate[seg.id]
+            status: Status = NEEDS_EDIT if reasons else "machine"
+            stored = _storable(raw) if reasons else text
+            event = Event(
+                at=now,
+                event="machine",
+                by="deepl",
+                status=status,
+                text=stored,
+                source_sha=seg.source_sha,
+                engine=engine_here,
+                note="; ".join(reasons) or None,
+            )
+            self.store_file.put(seg.id, seg.source, stored, "deepl", status, event, engine=engine_here)
+            if reasons:
+                self.report.needs_edit += 1
+            else:
+                self.report.translated += 1
 
-    def entry(self, seg: Segment, protected: Protected, raw: str) -> tuple[str, list[str]]:
-        """The text to store for ``seg`` and what is wrong with it (nothing: a machine draft)."""
+    def resolve(self, seg: Segment, protected: Protected, raw: str) -> tuple[str, list[str]]:
+        """The answer as a template in the locale's terms, or why it cannot be one."""
         try:
             pieces = parse(raw, protected)
         except PlaceholderError as exc:
@@ -593,30 +603,43 @@ class _Writer:
                 code[number] = found.expression
         if reasons:
             return raw, reasons
-        text = unicodedata.normalize("NFC", join(pieces, code)).strip()
-        return text, entry_problems(self.catalog, self.suite, self.locale, seg, text)
+        return unicodedata.normalize("NFC", join(pieces, code)).strip(), []
 
 
-def entry_problems(catalog: Catalog, suite: Suite, locale: str, segment: Segment, text: str) -> list[str]:
-    """The store-entry gate for machine translation: what `render` would refuse in ``text``.
+def entry_problems(
+    catalog: Catalog, suite: Suite, locale: str, entries: list[tuple[Segment, str]]
+) -> dict[str, list[str]]:
+    """The store-entry gate for machine translation: segment id -> what `render` would refuse in
+    its text (nothing: it may be stored as current).
 
     Clean text, the static checks (syntax, sandbox, the source's slots, the suite's own), and a
-    render for every group and variant of the suite, exactly as the renderer does it. This is the
-    one call site of the gate in translation: the project's shared store-entry gate replaces it."""
-    clean = [f"text {m}" for m in text_problems(text)]
-    if clean:
-        return clean
+    render for every group and variant of the suite, exactly as the renderer does it (the texts
+    of one call render together, sharing expressions). This is the one call site of the gate in
+    translation: the project's shared store-entry gate replaces it."""
+    out: dict[str, list[str]] = {}
+    passing: list[Resolved] = []
     grammar = catalog.grammar(locale)
-    static = translation_problems(suite, catalog, grammar, source_analysis(catalog, segment), text)
-    if static:
-        return static
     file = catalog.project.rel(catalog.store(suite.id, locale).path)
-    job = Job(catalog, suite, locale, "draft", _resolved=[Resolved(segment, text, "machine", "deepl", file)])
-    kind_of(suite.id).build(job, suite_schema(catalog, suite))
-    failed = sorted({f"does not render ({p.field}): {p.message}" for p in job.problems})
-    if len(failed) > 3:
-        failed = [*failed[:3], f"and {len(failed) - 3} more group(s)"]
-    return failed
+    for segment, text in entries:
+        problems = [f"text {m}" for m in text_problems(text)] or translation_problems(
+            suite, catalog, grammar, source_analysis(catalog, segment), text
+        )
+        out[segment.id] = problems
+        if not problems:
+            passing.append(Resolved(segment, text, "machine", "deepl", file))
+    if passing:
+        job = Job(catalog, suite, locale, "draft", _resolved=passing)
+        kind_of(suite.id).build(job, suite_schema(catalog, suite))
+        failed: dict[str, set[str]] = {}
+        for p in job.problems:  # a problem not about one of these texts stops them all
+            for record in [p.record] if p.record in out else list(out):
+                failed.setdefault(record, set()).add(f"does not render ({p.field}): {p.message}")
+        for segment_id, messages in failed.items():
+            listed = sorted(messages)
+            if len(listed) > 3:
+                listed = [*listed[:3], f"and {len(listed) - 3} more group(s)"]
+            out[segment_id] = listed
+    return out
 
 
 def _storable(raw: str) -> str:

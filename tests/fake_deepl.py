@@ -38,7 +38,11 @@ def fake_translate(text: str, target: str, glossary: dict[str, str] | None) -> s
 
 class FakeDeepL:
     def __init__(
-        self, key: str, character_limit: int = 1_000_000, answers: dict[tuple[str, str], str] | None = None
+        self,
+        key: str,
+        character_limit: int = 1_000_000,
+        answers: dict[tuple[str, str], str] | None = None,
+        port: int = 0,
     ) -> None:
         self.key = key
         self.answers = answers or {}
@@ -196,7 +200,7 @@ class FakeDeepL:
                     fake.character_count += sum(len(t) for t in texts)
                 self._send(200, {"translations": out})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -260,3 +264,39 @@ def _as_tags(text: str, tags: Any) -> str | None:
         last = match.end()
     parts.append(html.escape(text[last:], quote=False))
     return "".join(parts) if sorted(used) == list(range(1, len(tags) + 1)) else None
+
+
+def main() -> None:
+    """Serve the double by hand, e.g. for the perfect-engine acceptance run:
+    python -m tests.fake_deepl --key KEY --perfect ROOT (answers read from ROOT's drafts now)."""
+    import argparse
+    from pathlib import Path
+
+    from toolkit.catalog import load_catalog
+    from toolkit.project import Project
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--perfect", type=Path, help="A catalog root whose drafts are the answers.")
+    parser.add_argument("--suites", default="sentiment,sos,honest")
+    args = parser.parse_args()
+    answers: dict[tuple[str, str], str] = {}
+    if args.perfect:
+        catalog = load_catalog(Project.at(args.perfect), suites=args.suites.split(","))
+        locales = [
+            c
+            for c in catalog.locales.codes
+            if catalog.locales[c].deepl_target and not catalog.locales[c].source
+        ]
+        answers = perfect_answers(catalog, args.suites.split(","), locales)
+    fake = FakeDeepL(args.key, answers=answers, port=args.port)
+    print(f"fake DeepL on {fake.url} ({len(answers)} perfect answers)", flush=True)
+    try:
+        fake.thread.join()
+    except KeyboardInterrupt:
+        fake.close()
+
+
+if __name__ == "__main__":
+    main()

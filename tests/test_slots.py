@@ -123,6 +123,7 @@ REFUSED = [
     ("it", "f", '[IT] The <x id="1"/> woman feels happy today.', "'The' is not among the nouns"),
     ("de", "f", 'Das <x id="1"/> Frau lacht.', "the determiner 'Das' does not agree with the noun 'Frau'"),
     ("de", "m", 'Der Mann <x id="1"/> lacht.', "the noun 'Mann' comes before the group slot"),
+    ("de", "n", '[DE] Being a <x id="1"/> person is nice.', "'person' is not among the nouns"),  # English
     ("he", "m", 'האישה <x id="1"/> שמחה.', "the m variant came back about 'האישה'"),
     ("ar", "m", 'يحضر تجمعا خاصا ب<x id="1"/> مرة في الشهر.', "no noun the group slot could agree with"),
 ]

@@ -128,11 +128,11 @@ def load_slot_rules(project: Project, locale: str, problems: list[Problem]) -> S
     rules = parse_record(SlotRules, raw, file=rel, record="(file)", problems=problems, locale=locale)
     if rules is None:
         return None
-    folded = {_fold(k): v for k, v in rules.nouns.items()}
-    if len(folded) != len(rules.nouns):
-        problems.append(Problem(rel, "(file)", "nouns", "two nouns differ only in case or form", locale))
+    normal = {unicodedata.normalize("NFC", k): v for k, v in rules.nouns.items()}
+    if len(normal) != len(rules.nouns):
+        problems.append(Problem(rel, "(file)", "nouns", "two nouns differ only in Unicode form", locale))
         return None
-    return rules.model_copy(update={"nouns": folded})
+    return rules.model_copy(update={"nouns": normal})
 
 
 def source_slots(rules: SlotRules | None, forms: frozenset[str], macros: frozenset[str]) -> SourceSlots:
@@ -196,8 +196,9 @@ def _lookup(rules: SlotRules, words: Sequence[str]) -> _Found | None:
         return None
     tail = " ".join(_bare(w) for w in words[1:])
     for stem, clitics, article in _analyse_word(rules, words[0]):
-        key = _fold(f"{stem} {tail}" if tail else stem)
-        noun = rules.nouns.get(key)
+        key = unicodedata.normalize("NFC", f"{stem} {tail}" if tail else stem)
+        # as written, or with a sentence-initial capital undone (German nouns keep theirs)
+        noun = rules.nouns.get(key) or rules.nouns.get(key[:1].lower() + key[1:])
         if noun is None:
             continue
         hidden = any(c in rules.hidden_article for c in clitics)

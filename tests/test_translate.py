@@ -309,6 +309,16 @@ def test_server_errors_and_dropped_connections_are_retried(
     assert translate(cli, catalog_root).code == 0 and len(fake.answered) == 16  # a rerun sends nothing
 
 
+def test_a_timeout_is_retried(catalog_root: Path, fake: FakeDeepL, env, cli) -> None:
+    """A request that outlives --timeout is given up and sent again. (DeepL may have processed
+    and billed the abandoned attempt: the ledger shows it as failed, never as answered.)"""
+    fake.faults.append(("slow", 3))
+    result = translate(cli, catalog_root, "--timeout", "0.5")
+    assert result.code == 0, result.err
+    assert requests_outcomes(catalog_root) == ["connection failed", "ok"]
+    assert len(store(catalog_root)) == 16
+
+
 def test_the_retry_budget_bounds_a_run(catalog_root: Path, fake: FakeDeepL, env, cli) -> None:
     fake.faults.extend([503, 503, 503])
     result = translate(cli, catalog_root, "--retry-budget", "2")

@@ -162,9 +162,9 @@ class _Found:
     clitics: tuple[str, ...]
 
 
-def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...], bool | None]]:
-    """Ways to read one written word: (stem, clitics stripped, article seen). The article is None
-    when a clitic that swallows it was stripped and none is written."""
+def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...], bool]]:
+    """Ways to read one written word: (stem, the clitics stripped from it, whether the definite
+    article was written on it), the word as it stands first."""
     word = _bare(word)
     if rules.elision:
         for mark in _APOSTROPHES:
@@ -174,7 +174,7 @@ def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...
     for merged, spelled in rules.contractions.items():
         if merged in word:
             variants.append(word.replace(merged, spelled, 1))
-    out: list[tuple[str, tuple[str, ...], bool | None]] = []
+    out: list[tuple[str, tuple[str, ...], bool]] = []
     for form in variants:
         stack: list[tuple[str, tuple[str, ...]]] = [(form, ())]
         while stack:

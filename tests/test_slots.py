@@ -14,7 +14,7 @@ from toolkit.grammar import load_grammar
 from toolkit.placeholders import Protected, Tag, Unsendable, parse, protect
 from toolkit.project import Project
 from toolkit.slots import load_slot_rules, resolve
-from toolkit.translate import source_slots_of
+from toolkit.translate import source_slots_of, wrong_script
 
 PROJECT = Project.at(REPO)
 GROUP = Protected('<x id="1"/>', (Tag("{{ group.adj }}", group=True),))
@@ -156,3 +156,13 @@ def test_resolved_expressions_render_with_the_locales_macros() -> None:
     assert ar.render("أحب الرجال {{ adj(group, 'pl_m_obl', true) }}.", {"group": muslim_ar}) == (
         "أحب الرجال المسلمين."
     )
+
+
+def test_an_answer_in_another_script_is_caught() -> None:
+    english = parse('[ZH-HANS] The <x id="1"/> woman feels happy today.', GROUP)
+    assert wrong_script("Hans", english) == (
+        "the answer is not written in the locale's script (Hans): 0 of 29 letters"
+    )
+    assert wrong_script("Hans", parse('这位<x id="1"/>女性今天很开心。', GROUP)) is None
+    assert wrong_script("Hebr", parse('האישה <x id="1"/> (LGBTQ) שמחה היום.', GROUP)) is None
+    assert wrong_script("Latn", english) is None  # a Latin-script locale cannot tell English apart

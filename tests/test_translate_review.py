@@ -63,7 +63,7 @@ def test_needs_edit_records_are_reviewed_with_their_reason(
     assert task.data["status"] == "needs_edit"
     assert task.data["draft"] == '[HE] The <x id="1"/> woman feels happy today.'
     assert task.data["examples"].startswith("Needs a human edit")
-    assert "no noun the group slot could agree with" in task.data["examples"]
+    assert "the answer is not written in the locale's script (Hebr)" in task.data["examples"]
 
     a, b = server.annotator("dana@example.org"), server.annotator("yael@example.org")
     server.annotate(int(tasks["gen-01.f"].id), a, "accept")  # the raw answer, as it is

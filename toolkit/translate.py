@@ -583,6 +583,9 @@ class _Writer:
             pieces = parse(raw, protected)
         except PlaceholderError as exc:
             return raw, [f"placeholders: {exc}"]
+        wrong = wrong_script(self.catalog.locales[self.locale].script, pieces)
+        if wrong:
+            return raw, [wrong]
         sent = parse(protected.xml, protected)
         code: dict[int, str] = {}
         reasons: list[str] = []
@@ -604,6 +607,31 @@ class _Writer:
         if reasons:
             return raw, reasons
         return unicodedata.normalize("NFC", join(pieces, code)).strip(), []
+
+
+# ISO 15924 script codes (lexicons/locales.yaml) -> how Unicode names their letters.
+SCRIPT_NAMES: dict[str, tuple[str, ...]] = {
+    "Latn": ("LATIN",),
+    "Hans": ("CJK",),
+    "Hant": ("CJK",),
+    "Hebr": ("HEBREW",),
+    "Arab": ("ARABIC",),
+    "Cyrl": ("CYRILLIC",),
+    "Grek": ("GREEK",),
+}
+
+
+def wrong_script(script: str, pieces: list[Any]) -> str | None:
+    """Why an answer is not in the locale's script (most of its letters in another: the engine
+    gave the English back), or None. Scripts it does not know are not checked."""
+    names = SCRIPT_NAMES.get(script)
+    letters = [c for p in pieces if isinstance(p, str) for c in p if unicodedata.category(c).startswith("L")]
+    if names is None or not letters:
+        return None
+    inside = sum(unicodedata.name(c, "").startswith(names) for c in letters)
+    if inside * 2 >= len(letters):
+        return None
+    return f"the answer is not written in the locale's script ({script}): {inside} of {len(letters)} letters"
 
 
 def entry_problems(

@@ -16,7 +16,7 @@ import math
 from toolkit.catalog import load_catalog
 from toolkit.project import Project
 from toolkit.render import render
-from toolkit.translate import MAX_TEXTS, plan
+from toolkit.translate import MAX_TEXTS, plan, source_slots_of
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
         rows = {c: render(catalog, suite.id, c).frame.height for c in locales}
         naive_chars = round(sum(rows.values()) * mean_chars)
         naive_requests = sum(rows.values())
-        units, _ = plan(list(suite.segments.values()), None)
+        units = plan(list(suite.segments.values()), None, source_slots_of(catalog)).units
         pp_chars = sum(u.characters for u in units) * len(locales)
         pp_requests = math.ceil(len(units) / MAX_TEXTS) * len(locales)
         totals["naive_chars"] += naive_chars

@@ -1,13 +1,23 @@
 """A local HTTP server that speaks enough of DeepL's v2 API for the real `deepl` SDK:
 translate, usage, languages and glossaries. It refuses requests without a User-Agent (as
-DeepL's own mock server does) or with a wrong key, and can inject faults into translate
-requests: HTTP 429 / 5xx / 456, a dropped connection, a slow answer, a lost tag."""
+DeepL's own mock server does) or with a wrong key.
+
+Two engines: by default it keeps the text and its tags and puts the target code in front (a
+translation no locale's slot rules can read: everything it answers needs a human edit); given
+``answers`` (sent text -> answer, see ``perfect_answers``) it is the "perfect engine" that
+answers with the project's own drafts, their slot code turned back into tags.
+
+Faults, one per request, from two queues: ``faults`` for translate requests, ``glossary_faults``
+for the glossary endpoints: an HTTP status (429, 456, 500, 502, 503, 504, 400, 403), "drop" (the
+connection is closed before an answer), ("slow", seconds), and "lose_tag" (translate only)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -27,10 +37,27 @@ def fake_translate(text: str, target: str, glossary: dict[str, str] | None) -> s
     return f"[{target}] {text}"
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout the tests provoke) is not an error of the double."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class FakeDeepL:
-    def __init__(self, key: str, character_limit: int = 1_000_000) -> None:
+    def __init__(
+        self,
+        key: str,
+        character_limit: int = 1_000_000,
+        answers: dict[tuple[str, str], str] | None = None,
+        port: int = 0,
+    ) -> None:
         self.key = key
+        self.answers = answers or {}
         self.faults: deque[Any] = deque()
+        self.glossary_faults: deque[Any] = deque()
         self.requests: list[dict[str, Any]] = []
         self.answered: list[str] = []  # texts of successful translate responses, in order
         self.glossaries: dict[str, dict[str, Any]] = {}
@@ -91,6 +118,8 @@ class FakeDeepL:
                 if not self._guard():
                     return
                 path = url.path
+                if path.startswith("/v2/glossar") and self._fault(fake.glossary_faults):
+                    return
                 if path == "/v2/translate" and method == "POST":
                     return self._translate(body)
                 if path == "/v2/usage":
@@ -139,35 +168,49 @@ class FakeDeepL:
                     return self._send(200, fake.glossaries[match.group(1)]["info"])
                 return self._send(404, {"message": "not found"})
 
-            def _translate(self, body: dict[str, Any]) -> None:
-                fake.translate_started.set()
-                fault = fake.faults.popleft() if fake.faults else None
+            def _fault(self, queue: deque[Any]) -> Any:
+                """Apply the next fault of ``queue``; True when it answered (or dropped) the request,
+                the fault itself when the request goes on with it, None when there is none."""
+                fault = queue.popleft() if queue else None
                 if isinstance(fault, tuple) and fault[0] == "slow":
                     time.sleep(fault[1])
                     fault = None
                 if fault == "drop":
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
-                    return
+                    return True
                 if isinstance(fault, int):
-                    return self._send(fault, {"message": f"injected {fault}"})
+                    self._send(fault, {"message": f"injected {fault}"})
+                    return True
+                return fault
+
+            def _translate(self, body: dict[str, Any]) -> None:
+                fake.translate_started.set()
+                fault = self._fault(fake.faults)
+                if fault is True:
+                    return
                 texts = body["text"] if isinstance(body["text"], list) else [body["text"]]
                 target = body["target_lang"].upper()
                 glossary = fake.glossaries.get(body.get("glossary_id", ""), {}).get("entries")
                 out = []
                 for i, text in enumerate(texts):
-                    translated = fake_translate(text, target, glossary)
+                    translated = fake.answers.get((target, text)) or fake_translate(text, target, glossary)
                     if fault == "lose_tag" and i == 0:
                         translated = re.sub(r"<x id=\"1\"/>", "", translated)
-                    out.append(
-                        {"detected_source_language": "EN", "text": translated, "billed_characters": len(text)}
-                    )
+                    answer = {
+                        "detected_source_language": "EN",
+                        "text": translated,
+                        "billed_characters": len(text),
+                    }
+                    if body.get("model_type"):
+                        answer["model_type_used"] = body["model_type"]
+                    out.append(answer)
                 with fake.lock:
                     fake.answered.extend(texts)
                     fake.character_count += sum(len(t) for t in texts)
                 self._send(200, {"translations": out})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -183,3 +226,87 @@ class FakeDeepL:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+_CODE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+
+
+def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict[tuple[str, str], str]:
+    """The "perfect engine": for each segment with a draft in the store, the text polyprobe sends
+    (as `translate` protects it) -> the draft, XML-escaped, with its slot code turned back into
+    the source's tags (a code that reads ``group`` becomes the source's group tag; any other
+    code the source tag with the same code). Drafts whose code does not match are left out."""
+    from toolkit.translate import plan, source_slots_of
+
+    slots = source_slots_of(catalog)
+    out: dict[tuple[str, str], str] = {}
+    for suite_id in suites:
+        suite = catalog.suites[suite_id]
+        for locale in locales:
+            target = catalog.locales[locale].deepl_target
+            records = catalog.store(suite_id, locale).records
+            for unit in plan(list(suite.segments.values()), None, slots).units:
+                rec = records.get(unit.segments[0].id)
+                if rec is None or rec.source_sha != unit.segments[0].source_sha:
+                    continue
+                answer = _as_tags(rec.text, unit.protected.tags)
+                if answer is not None:
+                    out[(target, unit.protected.xml)] = answer
+    return out
+
+
+def _as_tags(text: str, tags: Any) -> str | None:
+    """``text`` with its code as the source's tags, XML-escaped; None when they do not match."""
+    groups = iter(i for i, t in enumerate(tags, start=1) if t.group)
+    other = {t.code: i for i, t in enumerate(tags, start=1) if not t.group}
+    parts: list[str] = []
+    used: list[int] = []
+    last = 0
+    for match in _CODE.finditer(text):
+        code = match.group(0)
+        reads_group = re.search(r"(?<![\w.])group(?!\w)", code)
+        number = next(groups, None) if reads_group else other.get(code)
+        if number is None or number in used:
+            return None
+        used.append(number)
+        parts.append(html.escape(text[last : match.start()], quote=False))
+        parts.append(f'<x id="{number}"/>')
+        last = match.end()
+    parts.append(html.escape(text[last:], quote=False))
+    return "".join(parts) if sorted(used) == list(range(1, len(tags) + 1)) else None
+
+
+def main() -> None:
+    """Serve the double by hand, e.g. for the perfect-engine acceptance run:
+    python -m tests.fake_deepl --key KEY --perfect ROOT (answers read from ROOT's drafts now)."""
+    import argparse
+    from pathlib import Path
+
+    from toolkit.catalog import load_catalog
+    from toolkit.project import Project
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--perfect", type=Path, help="A catalog root whose drafts are the answers.")
+    parser.add_argument("--suites", default="sentiment,sos,honest")
+    args = parser.parse_args()
+    answers: dict[tuple[str, str], str] = {}
+    if args.perfect:
+        catalog = load_catalog(Project.at(args.perfect), suites=args.suites.split(","))
+        locales = [
+            c
+            for c in catalog.locales.codes
+            if catalog.locales[c].deepl_target and not catalog.locales[c].source
+        ]
+        answers = perfect_answers(catalog, args.suites.split(","), locales)
+    fake = FakeDeepL(args.key, answers=answers, port=args.port)
+    print(f"fake DeepL on {fake.url} ({len(answers)} perfect answers)", flush=True)
+    try:
+        fake.thread.join()
+    except KeyboardInterrupt:
+        fake.close()
+
+
+if __name__ == "__main__":
+    main()

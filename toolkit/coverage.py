@@ -7,7 +7,17 @@ from collections import Counter
 from toolkit.catalog import Catalog
 from toolkit.schema import SOURCE
 
-COVERAGE_COLUMNS = ("approved", "reviewed", "draft", "machine", "rejected", "stale", "missing", SOURCE)
+COVERAGE_COLUMNS = (
+    "approved",
+    "reviewed",
+    "draft",
+    "machine",
+    "needs_edit",
+    "rejected",
+    "stale",
+    "missing",
+    SOURCE,
+)
 
 
 def coverage(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:

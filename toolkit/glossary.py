@@ -1,6 +1,10 @@
 """Machine-translation glossaries built from the identity lists, so that group names come out
 of DeepL as the lists say (e.g. "Muslim" -> "musulmano"). Only entries whose English term
-occurs in the texts being sent are kept: a glossary that cannot apply costs requests for nothing."""
+occurs in the texts being sent are kept: a glossary that cannot apply costs requests for nothing.
+
+A glossary is named after its suite, locale and a hash of its entries: the same entries reuse
+the same glossary, and a run deletes the glossaries of its suite and locale that it superseded.
+Every name starts with ``polyprobe ``, so the account's other glossaries are never touched."""
 
 from __future__ import annotations
 
@@ -36,6 +40,14 @@ def glossary_entries(catalog: Catalog, locale: str, texts: list[str]) -> dict[st
     return dict(sorted(used.items()))
 
 
+NAME_PREFIX = "polyprobe "
+
+
+def glossary_prefix(suite: str, locale: str) -> str:
+    """What the names of one suite's and locale's glossaries start with."""
+    return f"{NAME_PREFIX}{suite} en-{locale} "
+
+
 def glossary_name(suite: str, locale: str, entries: dict[str, str]) -> str:
     digest = hashlib.sha256("\n".join(f"{k}\t{v}" for k, v in entries.items()).encode()).hexdigest()[:12]
-    return f"polyprobe {suite} en-{locale} {digest}"
+    return f"{glossary_prefix(suite, locale)}{digest}"

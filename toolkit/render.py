@@ -118,8 +118,8 @@ class Job:
             if record.source_sha != segment.source_sha or record.status == "stale":
                 self.skipped["stale"] += 1
                 continue
-            if record.status == "rejected":
-                self.skipped["rejected"] += 1
+            if record.status in ("rejected", "needs_edit"):  # never rendered, whatever min_status
+                self.skipped[record.status] += 1
                 continue
             if STATUS_RANK[record.status] < want:
                 self.skipped[f"below {self.min_status}"] += 1

@@ -188,7 +188,7 @@ def push(
                 draft=rec.text,
                 status=rec.status,
                 origin=rec.origin,
-                examples="\n".join(examples(segment, rec.text)) or "(no examples)",
+                examples=_needs_edit_reason(rec) or "\n".join(examples(segment, rec.text)) or "(no examples)",
                 about_text=examples.about(segment),
                 suite=suite_id,
                 locale=locale,
@@ -226,6 +226,15 @@ def _upgrade(data: dict[str, Any], segment: Segment | None, examples: Examples) 
         locale=str(data.get("locale", "")),
         notice=str(data.get("notice", "")),
     )
+
+
+def _needs_edit_reason(rec: Translation) -> str:
+    """For a machine translation that needs a human edit: why, in place of the examples (its raw
+    text renders nothing)."""
+    if rec.status != "needs_edit":
+        return ""
+    note = next((e.note for e in reversed(rec.history) if e.note), None) or "no reason recorded"
+    return f"Needs a human edit (machine translation could not be used as it is): {note}"
 
 
 @dataclass
@@ -383,7 +392,7 @@ def _ingest(
             continue
         verdict, edited, tags, comment = parse_result(ann.get("result", []))
         text, note = _reading(verdict, edited, draft_text)
-        if note is None and text is not None and text != record.text:
+        if note is None and text is not None and (text != record.text or record.status == "needs_edit"):
             broken = translation_problems(
                 suite, catalog, catalog.grammar(locale), source_analysis(catalog, segment), text
             )
@@ -557,6 +566,8 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
             and (last_policy.note or "").startswith("adjudication")
         ):
             counts["in adjudication"] += 1
+        elif rec.status == "needs_edit":
+            counts["needs edit"] += 1
         elif STATUS_RANK.get(rec.status, 0) == 1:
             counts["pending"] += 1
         else:
@@ -577,7 +588,16 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
                 texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]
                 if len(set(texts)) >= 2:
                     edits.append(texts)
-    order = ("pending", "reviewed", "approved", "rejected", "in adjudication", "stale", "untranslated")
+    order = (
+        "pending",
+        "needs edit",
+        "reviewed",
+        "approved",
+        "rejected",
+        "in adjudication",
+        "stale",
+        "untranslated",
+    )
     return ReviewStatus(
         locale=locale,
         suite=suite_id,

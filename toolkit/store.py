@@ -26,9 +26,9 @@ from toolkit.templates import source_sha
 from toolkit.textcheck import text_problems
 
 Origin = Literal["deepl", "human", "draft", "import"]
-Status = Literal["machine", "draft", "reviewed", "approved", "rejected", "stale"]
+Status = Literal["machine", "draft", "reviewed", "approved", "rejected", "stale", "needs_edit"]
 ORIGINS: tuple[str, ...] = ("deepl", "human", "draft", "import")
-STATUSES: tuple[str, ...] = ("machine", "draft", "reviewed", "approved", "rejected", "stale")
+STATUSES: tuple[str, ...] = ("machine", "draft", "reviewed", "approved", "rejected", "stale", "needs_edit")
 
 # How far a status is from approval; a release or a render asks for a minimum.
 STATUS_RANK: dict[str, int] = {
@@ -38,6 +38,7 @@ STATUS_RANK: dict[str, int] = {
     "draft": 1,
     "reviewed": 2,
     "approved": 3,
+    "needs_edit": -1,
 }
 MIN_STATUS_CHOICES: tuple[str, ...] = ("draft", "reviewed", "approved")
 
@@ -46,13 +47,17 @@ MIN_STATUS_CHOICES: tuple[str, ...] = ("draft", "reviewed", "approved")
 # English source changes; only the review workflow moves a record to reviewed or approved
 # (straight to approved when enough reviewers agree in one pull).
 TRANSITIONS: dict[str | None, frozenset[str]] = {
-    None: frozenset({"machine", "draft", "rejected"}),
+    None: frozenset({"machine", "draft", "rejected", "needs_edit"}),
     "machine": frozenset({"draft", "reviewed", "approved", "rejected", "stale"}),
     "draft": frozenset({"draft", "reviewed", "approved", "rejected", "stale"}),
     "reviewed": frozenset({"reviewed", "approved", "rejected", "stale"}),
     "approved": frozenset({"approved", "reviewed", "rejected", "stale"}),
-    "rejected": frozenset({"machine", "draft", "reviewed", "rejected", "stale"}),
-    "stale": frozenset({"machine", "draft", "rejected", "stale"}),
+    "rejected": frozenset({"machine", "draft", "reviewed", "rejected", "stale", "needs_edit"}),
+    "stale": frozenset({"machine", "draft", "rejected", "stale", "needs_edit"}),
+    # Machine translation that could not be turned into a text that renders: it keeps the raw
+    # MT answer and the reason, is never current, and leaves by a human edit (review, a draft)
+    # or by being sent again (`translate --retry-rejected`).
+    "needs_edit": frozenset({"machine", "draft", "reviewed", "approved", "rejected", "stale", "needs_edit"}),
 }
 
 

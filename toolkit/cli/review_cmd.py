@@ -31,13 +31,13 @@ def push_command(
     suite: Annotated[str, typer.Option("--suite")],
     status: Annotated[
         str, typer.Option("--status", help="Statuses to send, comma-separated.")
-    ] = "draft,machine",
+    ] = "draft,machine,needs_edit",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many new tasks.")] = None,
     root: Root = None,
 ) -> None:
     """Send translations for review (one project per locale and suite; never the same segment twice)."""
     statuses = [s.strip() for s in status.split(",") if s.strip()]
-    allowed = {"draft", "machine", "reviewed", "approved", "rejected"}
+    allowed = {"draft", "machine", "needs_edit", "reviewed", "approved", "rejected"}
     if not statuses or set(statuses) - allowed:
         raise InputError(f"--status takes a comma-separated list of {', '.join(sorted(allowed))}")
     settings = Settings.from_env()
@@ -107,7 +107,7 @@ def status_command(
         print_json([r.__dict__ for r in rows])
         return
     table = Table(title="review status")
-    cols = ("pending", "reviewed", "approved", "rejected", "in adjudication")
+    cols = ("pending", "needs edit", "reviewed", "approved", "rejected", "in adjudication")
     for col in ("locale", "suite", *cols, "inconsistent", "flagged edits", "alpha", "edits chrF"):
         table.add_column(col)
     for r in rows:

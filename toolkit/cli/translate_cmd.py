@@ -1,7 +1,12 @@
-"""`polyprobe translate`: DeepL drafts for what is missing, and the ledger of what it cost."""
+"""`polyprobe translate`: DeepL drafts for what is missing, and the ledger of what it cost;
+`polyprobe glossaries`: polyprobe's DeepL glossaries on the account, listed and deleted.
+
+Exit codes: 0 done, 1 DeepL failed (key refused, retries spent), 2 bad input, 3 quota
+exhausted (everything answered is kept; run again when the quota resets), 130 interrupted."""
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from typing import Annotated
 
@@ -10,9 +15,11 @@ from rich.table import Table
 
 from toolkit.catalog import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
+from toolkit.deepl_api import KEY_ENV, SERVER_ENV, DeepL
 from toolkit.errors import InputError
+from toolkit.glossary import NAME_PREFIX
 from toolkit.ledger import read_ledger, summarise
-from toolkit.translate import Options, Report, translate
+from toolkit.translate import Options, Report, delete_glossary, translate
 
 LEDGER_COLUMNS = (
     "run",
@@ -27,6 +34,12 @@ LEDGER_COLUMNS = (
     "billed",
     "segments",
 )
+
+
+class ModelType(StrEnum):
+    quality_optimized = "quality_optimized"
+    prefer_quality_optimized = "prefer_quality_optimized"
+    latency_optimized = "latency_optimized"
 
 
 class Formality(StrEnum):
@@ -46,8 +59,8 @@ def _print_report(report: Report) -> None:
     ]
     if report.outcome != "dry run":
         lines.append(
-            f"  stored: {report.translated} machine, {report.rejected} rejected; remaining: {report.remaining}; "
-            f"billed characters: {report.billed}; attempts: {report.attempts}"
+            f"  stored: {report.translated} machine draft(s), {report.needs_edit} needing a human edit; "
+            f"remaining: {report.remaining}; billed characters: {report.billed}; attempts: {report.attempts}"
         )
     lines.extend(f"  note: {n}" for n in report.notes)
     err_console.print("\n".join(lines), highlight=False, markup=False)
@@ -63,8 +76,22 @@ def translate_command(
         int | None, typer.Option("--max-chars", min=1, help="Send at most this many characters.")
     ] = None,
     formality: Annotated[
-        Formality, typer.Option("--formality", help="DeepL formality where the target supports it.")
+        Formality,
+        typer.Option(
+            "--formality", help="DeepL formality where the target supports it (a warning otherwise)."
+        ),
     ] = Formality.default,
+    model_type: Annotated[
+        ModelType | None,
+        typer.Option("--model-type", help="DeepL model type (default: DeepL's own choice)."),
+    ] = None,
+    retry_rejected: Annotated[
+        bool,
+        typer.Option(
+            "--retry-rejected",
+            help="Send again the segments stored as needing a human edit (or rejected).",
+        ),
+    ] = False,
     glossary: Annotated[
         bool, typer.Option("--glossary/--no-glossary", help="Force identity terms with a glossary.")
     ] = True,
@@ -72,8 +99,14 @@ def translate_command(
         int, typer.Option("--batch-size", min=1, max=50, help="Texts per request (DeepL takes at most 50).")
     ] = 50,
     retries: Annotated[
-        int, typer.Option("--retries", min=0, help="Retries for 429, 5xx and dropped connections.")
+        int,
+        typer.Option(
+            "--retries", min=0, help="Retries of one call for 429, 5xx, timeouts and dropped connections."
+        ),
     ] = 5,
+    retry_budget: Annotated[
+        int, typer.Option("--retry-budget", min=0, help="Retries of the whole run, all calls together.")
+    ] = 20,
     backoff: Annotated[
         float, typer.Option("--backoff", min=0.0, help="First retry delay in seconds (doubles).")
     ] = 1.0,
@@ -87,7 +120,7 @@ def translate_command(
     json: JsonFlag = False,
 ) -> None:
     """Machine-translate the segments of a suite that have no current translation (DeepL;
-    key from DEEPL_AUTH_KEY, server from DEEPL_SERVER_URL)."""
+    key from DEEPL_AUTH_KEY, server from DEEPL_SERVER_URL). Exit code 3: quota exhausted."""
     project = project_at(root)
     if ledger:
         runs = summarise(read_ledger(project))
@@ -111,11 +144,14 @@ def translate_command(
         dry_run=dry_run,
         max_chars=max_chars,
         formality=formality.value,
+        model_type=model_type.value if model_type else None,
         batch_size=batch_size,
         retries=retries,
+        retry_budget=retry_budget,
         backoff=backoff,
         timeout=timeout,
         use_glossary=glossary,
+        retry_rejected=retry_rejected,
     )
     with progress() as bar:
         task = bar.add_task(f"translating {suite} [{locale}]", total=None)
@@ -128,3 +164,69 @@ def translate_command(
         print_json(report.__dict__)
     else:
         _print_report(report)
+
+
+glossaries_app = typer.Typer(
+    help="polyprobe's DeepL glossaries on the account (names starting with 'polyprobe ').",
+    no_args_is_help=True,
+)
+
+
+def _account() -> DeepL:
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise InputError(f"set {KEY_ENV} to your DeepL API key (free keys end in ':fx')")
+    return DeepL(key, os.environ.get(SERVER_ENV) or None, where="the account")
+
+
+@glossaries_app.command("list")
+def glossaries_list(json: JsonFlag = False) -> None:
+    """List polyprobe's glossaries (the account's others are never shown or touched)."""
+    client = _account()
+    try:
+        listed = client.call("listing glossaries", lambda t: t.list_glossaries())
+    finally:
+        client.close()
+    ours = sorted((g for g in listed if g.name.startswith(NAME_PREFIX)), key=lambda g: g.name)
+    rows = [
+        {
+            "id": g.glossary_id,
+            "name": g.name,
+            "pair": f"{g.source_lang}-{g.target_lang}",
+            "entries": g.entry_count,
+            "created": str(g.creation_time),
+        }
+        for g in ours
+    ]
+    if json:
+        print_json(rows)
+        return
+    table = Table(title="polyprobe's DeepL glossaries")
+    for col in ("id", "name", "pair", "entries", "created"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(str(row[c]) for c in ("id", "name", "pair", "entries", "created")))
+    out_console.print(table)
+
+
+@glossaries_app.command("delete")
+def glossaries_delete(
+    ids: Annotated[list[str] | None, typer.Argument(help="Glossary ids to delete.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Delete every polyprobe glossary.")] = False,
+) -> None:
+    """Delete polyprobe's glossaries: the ones named, or all of them with --all."""
+    if not ids and not all_:
+        raise InputError("name the glossary ids to delete, or give --all")
+    client = _account()
+    try:
+        listed = client.call("listing glossaries", lambda t: t.list_glossaries())
+        ours = {g.glossary_id: g for g in listed if g.name.startswith(NAME_PREFIX)}
+        unknown = sorted(set(ids or ()) - set(ours))
+        if unknown:
+            raise InputError(f"not a polyprobe glossary on this account: {', '.join(unknown)}")
+        chosen = [ours[i] for i in (ids or sorted(ours))]
+        for glossary in chosen:
+            delete_glossary(client, glossary)
+    finally:
+        client.close()
+    err_console.print(f"deleted {len(chosen)} glossary(ies)", highlight=False, markup=False)

@@ -1,0 +1,144 @@
+"""Machine translation that renders: the "perfect engine" benchmark.
+
+For every template suite (sentiment, sos, honest) in every DeepL locale, `translate` runs in a
+temporary copy of the catalog whose stores of those suites are removed, against the local DeepL
+double (tests/fake_deepl.py, the real `deepl` SDK over HTTP) that answers with the project's own
+drafts, their slot code turned back into tags. Per locale × suite it prints:
+
+- renderable %: segments stored as current machine drafts (they passed the render gate);
+- slot agreement %: segments whose resolved group slot expressions equal the human draft's;
+- before %: the baseline measured in the same run, what translation stored before: the same
+  answers with the English slot code put back, through the same render gate.
+
+The acceptance is ≥ 95 % renderable in every locale × suite and ≥ 90 % agreement in every
+locale; the script exits 1 when either is missed. Run: .venv/bin/python bench/translate_slots.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from rich.progress import Progress  # noqa: E402
+
+from tests.fake_deepl import FakeDeepL, perfect_answers  # noqa: E402
+from toolkit.catalog import load_catalog  # noqa: E402
+from toolkit.placeholders import PlaceholderError, restore  # noqa: E402
+from toolkit.project import Project  # noqa: E402
+from toolkit.translate import Options, entry_problems, plan, source_slots_of, translate  # noqa: E402
+
+SUITES = ("sentiment", "sos", "honest")
+KEY = "bench-key:fx"
+_CODE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+_GROUP = re.compile(r"(?<![\w.])group(?!\w)")
+
+
+def group_slots(text: str) -> list[str]:
+    return [c for c in _CODE.findall(text) if _GROUP.search(c)]
+
+
+def copy_catalog(dest: Path) -> Path:
+    for part in ("templates", "lexicons", "translations"):
+        shutil.copytree(REPO / part, dest / part, ignore=shutil.ignore_patterns("bbq.jsonl", "ledger.jsonl"))
+    return dest
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, help="Work in this (new) folder and keep it.")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="polyprobe-mt-bench-"))
+    root = copy_catalog(work)
+    project = Project.at(root)
+    catalog = load_catalog(project, suites=list(SUITES))
+    locales = [
+        c for c in catalog.locales.codes if catalog.locales[c].deepl_target and not catalog.locales[c].source
+    ]
+    drafts = {(s, c): dict(catalog.store(s, c).records) for s in SUITES for c in locales}
+    answers = perfect_answers(catalog, list(SUITES), locales)
+    slots = source_slots_of(catalog)
+    before: Counter[tuple[str, str]] = Counter()
+    for suite_id in SUITES:
+        suite = catalog.suites[suite_id]
+        for unit in plan(list(suite.segments.values()), None, slots).units:
+            for code in locales:
+                raw = answers.get((catalog.locales[code].deepl_target or "", unit.protected.xml))
+                for seg in unit.segments:
+                    try:
+                        text = restore(raw, unit.protected) if raw else None
+                    except PlaceholderError:
+                        text = None
+                    if text is not None and not entry_problems(catalog, suite, code, [(seg, text)])[seg.id]:
+                        before[(suite_id, code)] += 1
+    for suite_id, code in drafts:
+        (root / "translations" / code / f"{suite_id}.jsonl").unlink()
+
+    server = FakeDeepL(KEY, answers=answers)
+    started = time.perf_counter()
+    try:
+        with Progress(transient=True) as bar:
+            task = bar.add_task("translating", total=len(drafts))
+            for suite_id, code in drafts:
+                fresh = load_catalog(project, suites=[suite_id], locales=[code])
+                translate(
+                    fresh,
+                    suite_id,
+                    code,
+                    Options(backoff=0.01),
+                    auth_key=KEY,
+                    server_url=server.url,
+                )
+                bar.advance(task)
+    finally:
+        server.close()
+    elapsed = time.perf_counter() - started
+
+    final = load_catalog(project, suites=list(SUITES))
+    ok = True
+    print(f"{'locale':<7}{'suite':<11}{'segments':>9}{'renderable %':>14}{'agreement %':>13}{'before %':>10}")
+    per_locale: dict[str, Counter[str]] = {}
+    for code in locales:
+        for suite_id in SUITES:
+            records = final.store(suite_id, code).records
+            segments = final.suites[suite_id].segments
+            machine = agree = 0
+            for seg_id, draft in drafts[(suite_id, code)].items():
+                rec = records.get(seg_id)
+                if rec is None or rec.status != "machine":
+                    continue
+                machine += 1
+                agree += group_slots(rec.text) == group_slots(draft.text)
+            n = len(segments)
+            tally = per_locale.setdefault(code, Counter())
+            tally.update({"n": n, "agree": agree})
+            renderable = 100 * machine / n
+            ok &= renderable >= 95
+            print(
+                f"{code:<7}{suite_id:<11}{n:>9}{renderable:>14.1f}{100 * agree / n:>13.1f}"
+                f"{100 * before[(suite_id, code)] / n:>10.1f}"
+            )
+    print()
+    for code, tally in per_locale.items():
+        share = 100 * tally["agree"] / tally["n"]
+        ok &= share >= 90
+        print(f"{code}: slot agreement over all three suites {share:.1f} %")
+    print(
+        f"\n{len(drafts)} translate runs in {elapsed:.1f} s; acceptance (≥ 95 % renderable, ≥ 90 % agreement):"
+    )
+    print("met" if ok else "NOT met")
+    if args.keep is None:
+        shutil.rmtree(work)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Group slots of machine translations resolved in each locale's own terms
+(templates/_grammar/<locale>.slots.yaml), and English-only macros sent as plain text.
+
+The expected expressions are written by hand from each language's grammar (which noun, which
+article, which case), not produced by the resolver."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import REPO
+from toolkit.catalog import load_catalog
+from toolkit.grammar import load_grammar
+from toolkit.placeholders import Protected, Tag, Unsendable, parse, protect
+from toolkit.project import Project
+from toolkit.slots import load_slot_rules, resolve
+from toolkit.translate import source_slots_of, wrong_script
+
+PROJECT = Project.at(REPO)
+GROUP = Protected('<x id="1"/>', (Tag("{{ group.adj }}", group=True),))
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(PROJECT, suites=["sentiment"])
+
+
+def test_every_deepl_locale_and_the_source_have_slot_rules_that_load(catalog) -> None:
+    for code in catalog.locales.codes:
+        loc = catalog.locales[code]
+        problems: list = []
+        rules = load_slot_rules(PROJECT, code, problems)
+        assert problems == [], code
+        if loc.source:
+            assert rules is not None and rules.send and rules.definite
+        elif loc.deepl_target:
+            assert rules is not None and rules.expression, code
+
+
+def test_english_macros_are_sent_as_the_english_they_stand_for(catalog) -> None:
+    slots = source_slots_of(catalog)
+    praised = protect("{{ A(group.adj) }} woman was praised for her work.", slots)
+    assert praised.xml == 'A <x id="1"/> woman was praised for her work.'
+    assert praised.tags == (Tag("{{ A(group.adj) }}", group=True),)
+    assert (
+        protect("Being {{ a(group.adj) }} person & more", slots).xml
+        == 'Being a <x id="1"/> person &amp; more'
+    )
+    assert protect("{{ cap(group.adj) }} men are smart.", slots).xml == '<x id="1"/> men are smart.'
+    honest = protect("The {{ group.adj }} man is known as a {{ completion }}", slots)
+    assert honest.xml == 'The <x id="1"/> man is known as a <x id="2"/>'
+    assert honest.tags == (Tag("{{ group.adj }}", group=True), Tag("{{ completion }}"))
+    with pytest.raises(Unsendable, match="English-only macro"):
+        protect("He is {{ a(completion) }}.", slots)
+    with pytest.raises(Unsendable, match="the group"):
+        protect("The {{ group.name }} man.", slots)
+
+
+CASES = [
+    # locale, variant, answer, English "the" before the slot, expected expression
+    ("it", "f", 'La donna <x id="1"/> oggi è felice.', True, "{{ group.f }}"),
+    ("it", "m", 'L\'uomo <x id="1"/> oggi è felice.', True, "{{ group.m }}"),
+    ("it", "m", 'Dell\'uomo <x id="1"/> si fidano tutti.', True, "{{ group.m }}"),
+    ("it", "m", 'Mi fido degli uomini <x id="1"/>.', False, "{{ group.pl_m }}"),
+    ("it", "n", 'Essere una persona <x id="1"/> è bello.', False, "{{ group.f }}"),
+    ("it", "m", 'È cresciuto in una famiglia <x id="1"/>.', False, "{{ group.f }}"),
+    ("es", "m", 'Los hombres <x id="1"/> son buenos.', False, "{{ group.pl_m }}"),
+    ("es", "n", 'Confío en las personas <x id="1"/>.', False, "{{ group.pl_f }}"),
+    ("fr", "f", 'Tout le monde dit que la femme <x id="1"/> est là.', True, "{{ group.f }}"),
+    ("fr", "m", "J'ai peur d'hommes <x id=\"1\"/>.", False, "{{ group.pl_m }}"),
+    ("de", "f", 'Die <x id="1"/> Frau ist glücklich.', True, "{{ adj(group, 'f', 'nom', 'def') }}"),
+    ("de", "m", 'Ich vertraue dem <x id="1"/> Mann.', True, "{{ adj(group, 'm', 'dat', 'def') }}"),
+    ("de", "m", 'Alle bewundern den <x id="1"/> Mann.', True, "{{ adj(group, 'm', 'acc', 'def') }}"),
+    ("de", "f", 'Ich vertraue <x id="1"/> Frauen.', False, "{{ adj(group, 'pl', 'dat', 'none') }}"),
+    ("de", "f", 'Ich liebe <x id="1"/> Frauen.', False, "{{ adj(group, 'pl', 'acc', 'none') }}"),
+    ("de", "m", 'Ich habe Angst vor <x id="1"/> Männern.', False, "{{ adj(group, 'pl', 'dat', 'none') }}"),
+    ("de", "m", 'Er spricht mit <x id="1"/> Akzent.', False, "{{ adj(group, 'm', 'dat', 'none') }}"),
+    (
+        "de",
+        "f",
+        'Sie wuchs in einer liebevollen <x id="1"/> Familie auf.',
+        False,
+        "{{ adj(group, 'f', 'dat', 'indef') }}",
+    ),
+    ("de", "m", 'Er ist ein <x id="1"/> Staatsbürger.', False, "{{ adj(group, 'm', 'nom', 'indef') }}"),
+    ("de", "f", 'Ihre <x id="1"/> Freunde feiern.', True, "{{ adj(group, 'pl', 'nom', 'indef') }}"),
+    ("de", "f", 'Das Lachen der <x id="1"/> Frauen.', True, "{{ adj(group, 'pl', 'gen', 'def') }}"),
+    ("de", "m", '<x id="1"/> Männer sind klug.', False, "{{ cap(adj(group, 'pl', 'nom', 'none')) }}"),
+    ("he", "f", 'האישה <x id="1"/> שמחה היום.', True, "{{ adj(group, 'f', true) }}"),
+    ("he", "f", 'כולם אומרים שהאישה <x id="1"/> נבונה.', True, "{{ adj(group, 'f', true) }}"),
+    ("he", "f", 'לאישה <x id="1"/> יש חברים.', True, "{{ adj(group, 'f', true) }}"),
+    ("he", "f", 'היא מגדירה את עצמה כאישה <x id="1"/>.', False, "{{ adj(group, 'f') }}"),
+    ("he", "m", 'גברים <x id="1"/> הם חכמים.', False, "{{ adj(group, 'pl_m') }}"),
+    ("he", "n", 'להיות אדם <x id="1"/> זה נפלא.', False, "{{ adj(group, 'm') }}"),
+    ("he", "m", 'הוא גדל בבית <x id="1"/>.', False, "{{ adj(group, 'm') }}"),
+    ("ar", "m", 'الرجال <x id="1"/> رائعون.', False, "{{ adj(group, 'pl_m', true) }}"),
+    ("ar", "m", 'أحب الرجال <x id="1"/>.', False, "{{ adj(group, 'pl_m_obl', true) }}"),
+    ("ar", "m", 'أثق بالرجال <x id="1"/>.', False, "{{ adj(group, 'pl_m_obl', true) }}"),
+    ("ar", "m", 'أن تكون من الرجال <x id="1"/> أمر رائع.', False, "{{ adj(group, 'pl_m_obl', true) }}"),
+    ("ar", "f", 'النساء <x id="1"/> رائعات.', False, "{{ adj(group, 'pl_f', true) }}"),
+    ("ar", "f", 'امرأة <x id="1"/> تنتظر في المحطة.', False, "{{ adj(group, 'f') }}"),
+    ("ar", "f", 'تعتز بأسرتها <x id="1"/>.', True, "{{ adj(group, 'f', true) }}"),
+    ("ar", "n", 'يعمل الشخص <x id="1"/> طبيبا.', True, "{{ adj(group, 'm', true) }}"),
+    ("zh", "f", '这位<x id="1"/>女性今天很开心。', True, "{{ group.adj }}"),
+]
+
+
+@pytest.mark.parametrize(("locale", "variant", "answer", "definite", "expected"), CASES)
+def test_a_group_tag_becomes_the_locales_expression(
+    locale: str, variant: str, answer: str, definite: bool, expected: str
+) -> None:
+    rules = load_slot_rules(PROJECT, locale, [])
+    assert rules is not None
+    found = resolve(rules, parse(answer, GROUP), 1, variant, definite, f"{locale}.slots.yaml")
+    assert found.problem is None
+    assert found.expression == expected
+
+
+REFUSED = [
+    ("it", "f", 'L\'uomo <x id="1"/> è felice.', 'the f variant came back about "L\'uomo"'),
+    ("it", "f", 'La <x id="1"/> donna è felice.', "the noun 'donna' comes after the group slot"),
+    ("it", "f", 'La signora <x id="1"/> è felice.', "'signora' is not among the nouns"),
+    ("it", "f", '[IT] The <x id="1"/> woman feels happy today.', "'The' is not among the nouns"),
+    ("de", "f", 'Das <x id="1"/> Frau lacht.', "the determiner 'Das' does not agree with the noun 'Frau'"),
+    ("de", "m", 'Der Mann <x id="1"/> lacht.', "the noun 'Mann' comes before the group slot"),
+    ("de", "n", '[DE] Being a <x id="1"/> person is nice.', "'person' is not among the nouns"),  # English
+    ("he", "m", 'האישה <x id="1"/> שמחה.', "the m variant came back about 'האישה'"),
+    ("ar", "m", 'يحضر تجمعا خاصا ب<x id="1"/> مرة في الشهر.', "no noun the group slot could agree with"),
+]
+
+
+@pytest.mark.parametrize(("locale", "variant", "answer", "why"), REFUSED)
+def test_a_slot_that_cannot_be_resolved_with_confidence_says_why(
+    locale: str, variant: str, answer: str, why: str
+) -> None:
+    rules = load_slot_rules(PROJECT, locale, [])
+    assert rules is not None
+    found = resolve(rules, parse(answer, GROUP), 1, variant, True, f"{locale}.slots.yaml")
+    assert found.expression is None
+    assert found.problem is not None and why in found.problem
+
+
+def test_resolved_expressions_render_with_the_locales_macros() -> None:
+    problems: list = []
+    de = load_grammar(PROJECT, "de", problems)
+    ar = load_grammar(PROJECT, "ar", problems)
+    assert problems == []
+    muslim_de = {"adj": "muslimisch"}
+    assert de.render(
+        "{{ cap(adj(group, 'pl', 'nom', 'none')) }} Männer sind klug.", {"group": muslim_de}
+    ) == ("Muslimische Männer sind klug.")
+    assert de.render("Ich vertraue {{ adj(group, 'pl', 'dat', 'none') }} Frauen.", {"group": muslim_de}) == (
+        "Ich vertraue muslimischen Frauen."
+    )
+    muslim_ar = {"m": "مسلم", "f": "مسلمة", "pl_m": "مسلمون", "pl_m_obl": "مسلمين", "pl_f": "مسلمات"}
+    assert ar.render("أحب الرجال {{ adj(group, 'pl_m_obl', true) }}.", {"group": muslim_ar}) == (
+        "أحب الرجال المسلمين."
+    )
+
+
+def test_an_answer_in_another_script_is_caught() -> None:
+    english = parse('[ZH-HANS] The <x id="1"/> woman feels happy today.', GROUP)
+    assert wrong_script("Hans", english) == (
+        "the answer is not written in the locale's script (Hans): 0 of 29 letters"
+    )
+    assert wrong_script("Hans", parse('这位<x id="1"/>女性今天很开心。', GROUP)) is None
+    assert wrong_script("Hebr", parse('האישה <x id="1"/> (LGBTQ) שמחה היום.', GROUP)) is None
+    assert wrong_script("Latn", english) is None  # a Latin-script locale cannot tell English apart

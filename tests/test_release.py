@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, approve_by_review
 from toolkit.release import ReleaseInvalid, open_release
 
 HURTLEX_FIXTURE = {
@@ -129,10 +129,7 @@ def test_stable_build_with_drafts_is_refused_with_the_list(root: Path, cli) -> N
 
 def test_stable_build_of_approved_translations(root: Path, cli) -> None:
     for locale in ("de", "he", "it"):
-        path = root / "translations" / locale / "sentiment.jsonl"
-        path.write_text(
-            path.read_text().replace('"status": "draft"', '"status": "approved"'), encoding="utf-8"
-        )
+        approve_by_review(root / "translations" / locale / "sentiment.jsonl")
     result = build(cli, root, "1.0.0")
     assert result.code == 0, result.err
     manifest = json.loads((root / "dist/polyprobe-1.0.0/manifest.json").read_text())

@@ -1,0 +1,28 @@
+"""What a stable release admits: translations whose `approved` status is backed by review
+events in their own history that satisfy the review policy. A status is a claim; the review
+events are the evidence (a record hand-set to `approved` has none)."""
+
+from __future__ import annotations
+
+from toolkit.review import REF, _latest_verdicts
+from toolkit.review_policy import ReviewPolicy, decide
+from toolkit.store import Translation
+
+
+def approval_backed(record: Translation, policy: ReviewPolicy) -> bool:
+    """Whether the policy, applied to the reviewers' latest verdicts of one review project in
+    the record's history, approves exactly the record's current text."""
+    projects = sorted(
+        {
+            e.ref.split(":")[1]
+            for e in record.history
+            if e.event == "review" and e.ref and e.ref.startswith(f"{REF}:") and len(e.ref.split(":")) > 2
+        }
+    )
+    for project in projects:
+        if not project.isdigit():
+            continue
+        decision = decide(_latest_verdicts(record.history, int(project)), policy)
+        if decision.status == "approved" and decision.text in (None, record.text):
+            return True
+    return False

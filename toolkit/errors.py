@@ -92,7 +92,9 @@ class CatalogError(InputError):
             if p.cause:
                 followers[p.cause] = followers.get(p.cause, 0) + 1
         for cause, n in sorted(followers.items()):
-            out.append(f"{cause}: {n} further problem(s) follow from the problem(s) above; fix it first")
+            out.append(
+                f"{cause}: {n} further problem(s) follow from this file's problem(s) (not listed); fix it first"
+            )
         return out
 
     def summary(self) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from toolkit.catalog import Catalog
-from toolkit.errors import Problem
+from toolkit.errors import Problem, ordered
 from toolkit.render import render
 
 
@@ -31,7 +31,20 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
                 continue
             if progress:
                 progress(suite.id, locale)
-            rendered = render(catalog, suite.id, locale, min_status="draft")
+            try:
+                rendered = render(catalog, suite.id, locale, min_status="draft")
+            except Exception as exc:  # a crash must not hide the located problems found so far
+                problems.append(
+                    Problem(
+                        f"templates/{suite.id}/",
+                        suite.id,
+                        "",
+                        f"rendering failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''});"
+                        " please report this as a bug, with the problems listed here",
+                        locale,
+                    )
+                )
+                continue
             problems.extend(rendered.problems)
             result.rows[(suite.id, locale)] = rendered.frame.height
             if catalog.locales[locale].source:
@@ -47,7 +60,8 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
                             "segment",
                             "no template variant has this segment id (orphan)",
                             locale,
+                            cause=suite.cause_of_orphan(segment),
                         )
                     )
-    result.problems = sorted(set(problems) | set(catalog.problems))
+    result.problems = ordered([*problems, *catalog.problems])
     return result

@@ -7,6 +7,8 @@ identity, environment, cache statistics), each written atomically."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import platform
 import time
@@ -22,18 +24,13 @@ from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
+from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_run
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
 from evaluator.tasks.base import Context
 from toolkit.errors import InputError
-from toolkit.fileio import atomic_path, write_text_atomic
 from toolkit.lexicon_pins import cache_dir
 from toolkit.release import open_release
-
-PREDICTIONS = "predictions.parquet"
-METRICS = "metrics.json"
-SIGNATURE = "signature.txt"
-RUN = "run.json"
 
 
 @dataclass
@@ -80,13 +77,22 @@ def run_evaluation(
     release_path: Path,
     out: Path,
     *,
+    mode: OutMode = OutMode.new,
     cache_path: Path | None = None,
     progress: Progress = no_progress,
     log: Callable[[str], None] = lambda s: None,
 ) -> RunResult:
+    """Score one model on one task of a release into the run folder ``out`` (written whole, or
+    not at all; see evaluator.run_folder for what ``mode`` allows ``out`` to hold already)."""
     started = time.time()
     release = open_release(release_path)  # refuses a tampered release
     task = get_task(options.task)
+    wanted = {
+        "task": task.name,
+        "options": json.loads(_json(options.as_dict())),
+        "release_signature": release.signature,
+    }
+    check_out(out, mode, wanted)  # before any work: a refused folder costs nothing
     if task.suite not in release.manifest["suites"]:
         raise InputError(f"release {release.version} has no {task.suite} suite")
     available = [loc for loc in release.locales(task.suite) if release.has(task.suite, loc)]
@@ -96,14 +102,14 @@ def run_evaluation(
         raise InputError(
             f"release {release.version} has no {task.suite} data for {', '.join(missing)} (it has {', '.join(available) or 'none'})"
         )
-    log(f"loading {options.model} ({options.backend})")
-    backend = load_backend(options, progress)
-    if backend.identity.kind not in task.kinds:
-        raise EvaluationError(
-            f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
-        )
-    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
+    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")  # a broken cache fails first
     try:
+        log(f"loading {options.model} ({options.backend})")
+        backend = load_backend(options, progress)
+        if backend.identity.kind not in task.kinds:
+            raise EvaluationError(
+                f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
+            )
         ctx = Context(
             release=release, backend=CachedBackend(backend, cache), options=options, locales=locales
         )
@@ -138,33 +144,34 @@ def run_evaluation(
         locales=locales,
         environment=environment,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / PREDICTIONS) as tmp:
-        predictions.write_parquet(tmp, compression="zstd")
-    write_text_atomic(out / METRICS, _json({"task": task.name, "signature": signature, "metrics": metrics}))
-    write_text_atomic(out / SIGNATURE, signature + "\n")
-    write_text_atomic(
-        out / RUN,
-        _json(
-            {
-                "task": task.name,
-                "options": options.as_dict(),
-                "locales": locales,
-                "release": {
-                    "path": str(release.path),
-                    "version": release.version,
-                    "signature": release.signature,
-                    "preview": release.preview,
-                },
-                "model": model,
-                "backend_settings": backend.settings,
-                "task_settings": task_settings,
-                "environment": environment,
-                "cache": {"hits": hits, "computed": misses},
-                "rows": predictions.height,
-                "seconds": round(time.time() - started, 1),
-                "signature": signature,
-            }
-        ),
-    )
+    buffer = io.BytesIO()
+    predictions.write_parquet(buffer, compression="zstd")
+    files = {
+        PREDICTIONS: buffer.getvalue(),
+        METRICS: _json({"task": task.name, "signature": signature, "metrics": metrics}).encode(),
+        SIGNATURE: (signature + "\n").encode(),
+    }
+    files[RUN] = _json(
+        {
+            "task": task.name,
+            "options": options.as_dict(),
+            "locales": locales,
+            "release": {
+                "path": str(release.path),
+                "version": release.version,
+                "signature": release.signature,
+                "preview": release.preview,
+            },
+            "model": model,
+            "backend_settings": backend.settings,
+            "task_settings": task_settings,
+            "environment": environment,
+            "cache": {"hits": hits, "computed": misses},
+            "rows": predictions.height,
+            "seconds": round(time.time() - started, 1),
+            "signature": signature,
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
+        }
+    ).encode()
+    write_run(out, mode, wanted, files)
     return RunResult(out=out, signature=signature, metrics=metrics, rows=predictions.height)

@@ -142,7 +142,8 @@ class WriteFailed(PolyprobeError):
         super().__init__(f"cannot write {target}: {os_reason(exc)}; nothing was written")
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process's umask (files made with mkstemp/mkdtemp get the usual mode from it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -163,7 +164,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
             os.close(fd)
             tmp_path = Path(tmp)
         yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600 files; give the usual mode
+        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp makes 0600 files; give the usual mode
         os.replace(tmp_path, target)
     except BaseException as exc:
         if tmp_path is not None:

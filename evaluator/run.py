@@ -41,7 +41,25 @@ class RunResult:
     rows: int
 
 
+def looks_like_path(model: str) -> bool:
+    """A --model that can only be a local path: a hub name is `name` or `owner/name`."""
+    return model.startswith(("/", "./", "../", "~", ".")) or model.count("/") > 1 or "\\" in model
+
+
+def check_model_path(options: RunOptions) -> None:
+    """A local model that is not there is said so, before a library reads the path as a hub
+    name and answers with something about repo ids."""
+    if options.backend == "openai":
+        return
+    from evaluator.default_model import ALIASES
+
+    path = Path(options.model).expanduser()
+    if options.model not in ALIASES and looks_like_path(options.model) and not path.exists():
+        raise InputError(f"--model {options.model}: the path does not exist ({path.absolute()})")
+
+
 def load_backend(options: RunOptions, progress: Progress) -> Backend:
+    check_model_path(options)
     cls = backend_class(options.backend)
     if options.backend == "transformers":
         from evaluator.default_model import ALIASES, NAME, resolve_default

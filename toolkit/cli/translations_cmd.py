@@ -31,7 +31,7 @@ def draft_command(
     root: Root = None,
 ) -> None:
     """Store contributor-written translations as drafts (origin and status `draft`)."""
-    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    catalog = load_catalog(project_at(root, writes=True), suites=[suite], locales=[locale])
     result = import_drafts(catalog, suite, locale, file, by)
     err_console.print(
         f"{locale}/{suite}: {len(result.added)} added, {len(result.updated)} updated, "
@@ -67,7 +67,7 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
 @app.command("sync")
 def sync_command(root: Root = None) -> None:
     """Mark translations whose English source changed as stale (with a history event)."""
-    catalog = load_catalog(project_at(root))
+    catalog = load_catalog(project_at(root, writes=True))
     total = 0
     for suite in catalog.suites.values():
         for locale in suite.spec.locales:

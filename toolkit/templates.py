@@ -194,6 +194,7 @@ def load_suite(
         problems.append(
             Problem(rel_spec, suite_id, "", f"suite has no template files (templates/{suite_id}/*.yaml)")
         )
+        broken.append(rel_spec)
     templates.sort(key=lambda t: t.id)
     return Suite(
         spec=spec,

@@ -8,6 +8,9 @@ from toolkit.review import REF, _latest_verdicts
 from toolkit.review_policy import ReviewPolicy, decide
 from toolkit.store import Translation
 
+VERDICTS = ("accept", "edited", "reject")
+"""What a reviewer can say; review events without one are recorded, never counted."""
+
 
 def approval_backed(record: Translation, policy: ReviewPolicy) -> bool:
     """Whether the policy, applied to the reviewers' latest verdicts of one review project in
@@ -22,7 +25,8 @@ def approval_backed(record: Translation, policy: ReviewPolicy) -> bool:
     for project in projects:
         if not project.isdigit():
             continue
-        decision = decide(_latest_verdicts(record.history, int(project)), policy)
+        verdicts = [v for v in _latest_verdicts(record.history, int(project)) if v.verdict in VERDICTS]
+        decision = decide(verdicts, policy)
         if decision.status == "approved" and decision.text in (None, record.text):
             return True
     return False

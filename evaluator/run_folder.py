@@ -78,6 +78,9 @@ def check_out(out: Path, mode: OutMode, wanted: dict[str, Any]) -> None:
             f"--out {out} is inside the release {release}: a release is never written into; choose a folder outside it"
         )
     if not out.exists():
+        above = next((p for p in out.absolute().parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise RunFolderRefused(f"--out {out} cannot be made: {above} is a file")
         return
     if not out.is_dir():
         raise RunFolderRefused(f"--out {out} is a file; give a folder for the run")

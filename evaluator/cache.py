@@ -16,6 +16,7 @@ from typing import Any
 
 from evaluator.backends.base import Backend, GenerationSettings
 from toolkit.errors import InputError, PolyprobeError
+from toolkit.fileio import WriteFailed
 
 _OS_FAILURES = ("readonly", "disk is full", "disk i/o", "unable to open", "locked", "permission")
 
@@ -40,8 +41,13 @@ def _cache_error(path: Path, exc: sqlite3.Error | ValueError) -> PolyprobeError:
 
 class ResponseCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        try:  # made here first, so that a folder the OS refuses is named as such
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.touch()
+        except OSError as exc:
+            raise WriteFailed(path, exc) from None
         try:
             self.db = sqlite3.connect(str(path), timeout=60)
             self.db.execute(

@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolkit.errors import InputError
+from toolkit.catalog import Catalog
+from toolkit.errors import InputError, ordered
 from toolkit.project import Project
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -46,6 +47,23 @@ def project_at(root: Path | None, writes: bool = False, announce: bool = False) 
             f"catalog: {project.root.resolve()} ({project.found_by})", highlight=False, markup=False
         )
     return project
+
+
+def warn_problems(catalog: Catalog) -> None:
+    """A report over a catalog with problems still runs, but says what it may leave out: the
+    problems of whole files (an unreadable suite, an empty list) one by one, the rest counted."""
+    if not catalog.problems:
+        return
+    problems = ordered(catalog.problems)
+    whole = [p for p in problems if p.whole_file or p.file.endswith("/suite.yaml")]
+    for problem in whole[:10]:
+        err_console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
+    err_console.print(
+        f"warning: {len(problems)} problem(s) in the catalog; this report leaves out what they affect "
+        "(`polyprobe catalog validate` lists them)",
+        highlight=False,
+        markup=False,
+    )
 
 
 def progress() -> Progress:

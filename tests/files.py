@@ -7,7 +7,9 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.conftest import REPO, write_mini_catalog
+from toolkit.project import Project
+from toolkit.release.build import BuildOptions, build_release
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -37,3 +39,12 @@ def buildable(root: Path) -> Path:
     (root / "translations").mkdir(exist_ok=True)
     shutil.copy(REPO / "translations" / "review-policy.yaml", root / "translations" / "review-policy.yaml")
     return root
+
+
+def mini_release(folder: Path) -> Path:
+    """A preview release of the mini catalog's English sentiment rows (nine), built in ``folder``."""
+    root = buildable(write_mini_catalog(folder / "catalog"))
+    return build_release(
+        Project.at(root),
+        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
+    )

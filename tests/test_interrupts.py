@@ -19,10 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests import tiny_models as tm
-from tests.conftest import REPO, write_mini_catalog
-from tests.files import buildable, leftovers, snapshot
-from toolkit.project import Project
-from toolkit.release.build import BuildOptions, build_release
+from tests.conftest import REPO
+from tests.files import buildable, leftovers, mini_release, snapshot
 
 pytestmark = pytest.mark.bad_input
 
@@ -149,11 +147,7 @@ def test_ctrl_c_during_release_build(
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = buildable(write_mini_catalog(tmp_path_factory.mktemp("ctrl-c") / "catalog"))
-    return build_release(
-        Project.at(root),
-        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
-    )
+    return mini_release(tmp_path_factory.mktemp("ctrl-c"))
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,10 @@ import pytest
 from evaluator.backends.base import GenerationSettings
 from evaluator.backends.openai_api import OpenAIBackend
 from evaluator.errors import EvaluationError
-from tests.conftest import REPO, write_mini_catalog
+from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI
-from tests.files import buildable, snapshot
+from tests.files import buildable, mini_release, snapshot
 from toolkit.project import Project
-from toolkit.release.build import BuildOptions, build_release
 
 SUITE = "templates/sentiment/suite.yaml"
 
@@ -76,11 +75,7 @@ def test_an_unknown_suite_in_an_empty_catalog_says_none_are_known(mini: Path, cl
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = buildable(write_mini_catalog(tmp_path_factory.mktemp("messages") / "catalog"))
-    return build_release(
-        Project.at(root),
-        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
-    )
+    return mini_release(tmp_path_factory.mktemp("messages"))
 
 
 @pytest.mark.bad_input

@@ -25,10 +25,8 @@ import polars as pl
 import pytest
 
 from tests import tiny_models as tm
-from tests.conftest import REPO, write_mini_catalog
-from tests.files import buildable, leftovers, snapshot
-from toolkit.project import Project
-from toolkit.release.build import BuildOptions, build_release
+from tests.conftest import REPO
+from tests.files import buildable, leftovers, mini_release, snapshot
 
 pytestmark = pytest.mark.bad_input
 
@@ -45,11 +43,7 @@ def _polars_enospc(*args: object, **kwargs: object) -> None:
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = buildable(write_mini_catalog(tmp_path_factory.mktemp("os") / "catalog"))
-    return build_release(
-        Project.at(root),
-        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
-    )
+    return mini_release(tmp_path_factory.mktemp("os"))
 
 
 @pytest.fixture(scope="module")

@@ -14,19 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests import tiny_models as tm
-from tests.conftest import write_mini_catalog
-from tests.files import buildable, leftovers, snapshot
-from toolkit.project import Project
-from toolkit.release.build import BuildOptions, build_release
+from tests.files import leftovers, mini_release, snapshot
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = buildable(write_mini_catalog(tmp_path_factory.mktemp("runs") / "catalog"))
-    return build_release(
-        Project.at(root),
-        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
-    )
+    return mini_release(tmp_path_factory.mktemp("runs"))
 
 
 @pytest.fixture(scope="module")

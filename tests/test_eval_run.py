@@ -500,6 +500,7 @@ def test_bbq_by_option_likelihood_and_by_generation(
     )
 
 
+@pytest.mark.bad_input
 def test_a_tampered_release_is_refused(
     cli, regional_release: Path, tmp_path: Path, models: dict[str, Path]
 ) -> None:
@@ -525,6 +526,7 @@ def test_a_tampered_release_is_refused(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.bad_input
 def test_wrong_task_or_model_kind(
     cli, regional_release: Path, models: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -17,8 +17,6 @@ import pytest
 from tests.conftest import approve_by_review
 from tests.files import buildable, leftovers, snapshot
 
-pytestmark = pytest.mark.bad_input
-
 VERSION = "0.1.0-preview.1"
 DATA = "data/sentiment/de.parquet"
 
@@ -246,6 +244,7 @@ MALFORMED: list[tuple[str, Callable[[Path], None], str]] = [
 ]
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("name", "tamper", "named"), TAMPERING + MALFORMED, ids=[c[0] for c in TAMPERING + MALFORMED]
 )
@@ -261,6 +260,7 @@ def test_verify_refuses_a_tampered_or_malformed_manifest(
     assert snapshot(release.parent) == before  # verify reads, never writes
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("name", "tamper", "named"),
     [MALFORMED[3], MALFORMED[9], TAMPERING[0]],
@@ -433,6 +433,7 @@ def _approve_all(root: Path) -> None:
         approve_by_review(root / "translations" / locale / "sentiment.jsonl")
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(("name", "mutate"), APPROVALS, ids=[c[0] for c in APPROVALS])
 def test_a_stable_build_refuses_an_approval_no_review_backs(mini: Path, cli, name: str, mutate) -> None:
     _approve_all(mini)
@@ -474,6 +475,7 @@ def test_an_adjudicator_alone_backs_an_approval(mini: Path, cli) -> None:
     assert result.code == 0, result.err
 
 
+@pytest.mark.bad_input
 def test_a_stable_build_without_a_review_policy_names_the_file(mini: Path, cli) -> None:
     _approve_all(mini)
     (mini / "translations" / "review-policy.yaml").unlink()

@@ -259,12 +259,14 @@ def test_glossary_forces_group_terms(mini: Path, fake: FakeDeepL, env, cli) -> N
     assert len(sent) == 2
 
 
+@pytest.mark.bad_input
 def test_egyptian_arabic_is_refused(mini: Path, cli, env) -> None:
     result = cli("translate", "--root", str(mini), "--locale", "arz", "--suite", "sentiment")
     assert result.code == 2
     assert "DeepL has no target for Egyptian Arabic" in result.err
 
 
+@pytest.mark.bad_input
 def test_missing_key_is_a_clear_error(catalog_root: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DEEPL_AUTH_KEY", raising=False)
     result = translate(cli, catalog_root)

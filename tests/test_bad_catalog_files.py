@@ -292,6 +292,35 @@ def real_sos(real: Path) -> Path:
     return real
 
 
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [("", "is empty (no YAML content)"), (None, "has no categories"), ("# stimuli\n", "is empty")],
+    ids=["empty", "no categories", "only comments"],
+)
+def test_empty_iat_stimuli_are_named(
+    real: Path, cli, tmp_path: Path, content: str | None, named: str
+) -> None:
+    for suite in ("sentiment", "sos", "honest", "ifm", "bbq"):
+        shutil.rmtree(real / "templates" / suite, ignore_errors=True)
+    rel = "lexicons/iat/stimuli.yaml"
+    if content is None:
+        text = (real / rel).read_text(encoding="utf-8")
+        content = text[: text.index("\ncategories:")] + "\ncategories: []\n"
+    (real / rel).write_text(content, encoding="utf-8")
+    result = cli("catalog", "validate", "--root", str(real))
+    assert (
+        result.code == 2
+        and _errors(result.err)[0].startswith(f"error: {rel}: (file)")
+        and named in result.err
+    )
+    built = cli(
+        "release", "build", "0.1.0-preview.1", "--preview", "--root", str(real), "--dist", str(tmp_path / "d")
+    )
+    assert (
+        built.code == 2 and rel in built.err and not (tmp_path / "d" / "polyprobe-0.1.0-preview.1").exists()
+    )
+
+
 def test_an_empty_taxonomy_is_printed_first_with_its_consequences_counted(real: Path, cli) -> None:
     (real / TAXONOMY).write_text("", encoding="utf-8")
     result = cli("catalog", "validate", "--root", str(real))

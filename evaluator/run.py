@@ -24,7 +24,7 @@ from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
-from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_run
+from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
 from evaluator.tasks.base import Context
@@ -191,5 +191,5 @@ def run_evaluation(
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
         }
     ).encode()
-    write_run(out, mode, wanted, files)
+    write_sealed(out, mode, wanted, files)
     return RunResult(out=out, signature=signature, metrics=metrics, rows=predictions.height)

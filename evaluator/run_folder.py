@@ -126,7 +126,7 @@ def check_out(out: Path, mode: OutMode, wanted: dict[str, Any]) -> None:
         )
 
 
-def write_run(out: Path, mode: OutMode, wanted: dict[str, Any], files: dict[str, bytes]) -> None:
+def write_sealed(out: Path, mode: OutMode, wanted: dict[str, Any], files: dict[str, bytes]) -> None:
     """Write the run's files into a temporary folder next to ``out`` and put it in place whole;
     on any failure or interrupt the temporary folder is removed and ``out`` is as it was."""
     tmp: Path | None = None

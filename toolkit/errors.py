@@ -81,7 +81,7 @@ class CatalogError(InputError):
         shown = lines[:50]
         if len(lines) > len(shown):
             shown.append(f"... and {len(lines) - len(shown)} more")
-        super().__init__(self.summary() + ":\n" + "\n".join(shown))
+        super().__init__(f"{self.summary()} in the catalog:\n" + "\n".join(shown))
 
     def lines(self) -> list[str]:
         """One line per problem with no cause, causes first; then one line per cause saying
@@ -98,4 +98,4 @@ class CatalogError(InputError):
         return out
 
     def summary(self) -> str:
-        return f"{len(self.problems)} problem(s) in the catalog"
+        return f"{len(self.problems)} problem(s)"

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.files import buildable, leftovers, snapshot
+from toolkit.errors import InputError
 
 pytestmark = pytest.mark.bad_input
 
@@ -358,21 +359,30 @@ def test_an_unknown_region_in_a_regional_list_is_located_never_a_crash(real_sos:
     assert "Traceback" not in result.err and "rendering failed" not in result.err
 
 
-def test_a_render_crash_is_reported_beside_the_problems_found_before_it(
-    mini: Path, cli, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("error", "named"),
+    [
+        (
+            ValueError("an enum category is missing"),
+            "rendering failed (ValueError: an enum category is missing)",
+        ),
+        (InputError("templates/x/ has no suite kind"), "cannot be rendered: templates/x/ has no suite kind"),
+    ],
+    ids=["a crash", "an error of polyprobe's"],
+)
+def test_a_render_failure_is_reported_beside_the_problems_found_before_it(
+    mini: Path, cli, monkeypatch: pytest.MonkeyPatch, error: Exception, named: str
 ) -> None:
     """Whatever goes wrong inside rendering, validate still lists the located problems."""
     import toolkit.validate
 
-    def crash(*args: object, **kwargs: object) -> None:
-        raise ValueError("an enum category is missing")
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
 
-    (mini / IDS).write_text(
-        (mini / IDS).read_text(encoding="utf-8").replace("version: 1.0.0", "version: one"), encoding="utf-8"
-    )
-    monkeypatch.setattr(toolkit.validate, "render", crash)
+    text = (mini / IDS).read_text(encoding="utf-8")
+    (mini / IDS).write_text(text.replace("version: 1.0.0", "version: one"), encoding="utf-8")
+    monkeypatch.setattr(toolkit.validate, "render", fail)
     result = cli("catalog", "validate", "--root", str(mini))
     assert result.code == 2
     assert f"{IDS}: (file) version: must be a semantic version" in result.err
-    assert "rendering failed (ValueError: an enum category is missing)" in result.err
-    assert "Traceback" not in result.err
+    assert named in result.err and "Traceback" not in result.err

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from toolkit.catalog import Catalog
-from toolkit.errors import Problem, ordered
+from toolkit.errors import PolyprobeError, Problem, ordered
 from toolkit.render import render
 
 
@@ -20,6 +20,20 @@ class Validation:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def _render_failure(suite: str, locale: str, exc: Exception) -> Problem:
+    """A suite and locale that could not be rendered at all, as a problem beside the others."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, PolyprobeError):
+        return Problem(f"templates/{suite}/", suite, "", f"cannot be rendered: {first}", locale)
+    return Problem(
+        f"templates/{suite}/",
+        suite,
+        "",
+        f"rendering failed ({type(exc).__name__}: {first}); please report this as a bug, with the problems listed here",
+        locale,
+    )
 
 
 def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = None) -> Validation:
@@ -34,16 +48,7 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
             try:
                 rendered = render(catalog, suite.id, locale, min_status="draft")
             except Exception as exc:  # a crash must not hide the located problems found so far
-                problems.append(
-                    Problem(
-                        f"templates/{suite.id}/",
-                        suite.id,
-                        "",
-                        f"rendering failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''});"
-                        " please report this as a bug, with the problems listed here",
-                        locale,
-                    )
-                )
+                problems.append(_render_failure(suite.id, locale, exc))
                 continue
             problems.extend(rendered.problems)
             result.rows[(suite.id, locale)] = rendered.frame.height

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from evaluator.alignment import PairRule
 from evaluator.backends.base import Backend, GenerationSettings, PllInput
+from toolkit.errors import InputError, PolyprobeError
+from toolkit.fileio import WriteFailed
 
 PLL_POSITIONS = "non-special-of-encoding"
 """Which tokens PLL scores, in its cache key: answers cached when [UNK] was skipped (the
@@ -36,33 +38,71 @@ class ResponseStore(Protocol):
     def close(self) -> None: ...
 
 
+_OS_FAILURES = ("readonly", "disk is full", "disk i/o", "unable to open", "locked", "permission")
+
+
+class CacheUnusable(InputError):
+    """The --cache file is not a response cache (another file, damaged): exit 2."""
+
+
+class CacheWriteFailed(PolyprobeError):
+    """The response cache cannot be read or written (read-only, disk full, locked): exit 1."""
+
+
+def _cache_error(path: Path, exc: sqlite3.Error | ValueError) -> PolyprobeError:
+    reason = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.Error) and any(word in reason.lower() for word in _OS_FAILURES):
+        return CacheWriteFailed(f"response cache {path}: {reason}")
+    return CacheUnusable(
+        f"response cache {path} is not usable ({reason}): move it away or pass another --cache; "
+        "answers it held are computed again"
+    )
+
+
 class ResponseCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(str(path), timeout=60)
-        self.db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self.db.commit()
+        try:  # made here first, so that a folder the OS refuses is named as such
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.touch()
+        except OSError as exc:
+            raise WriteFailed(path, exc) from None
+        try:
+            self.db = sqlite3.connect(str(path), timeout=60)
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self.db.commit()
+            self.db.execute("SELECT key, value FROM responses LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            raise _cache_error(path, exc) from None
         self.hits = 0
         self.misses = 0
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for start in range(0, len(keys), 500):
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            for key, value in self.db.execute(
-                f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk
-            ):
-                out[key] = json.loads(value)
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for key, value in self.db.execute(
+                    f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk
+                ):
+                    out[key] = json.loads(value)
+        except (sqlite3.Error, ValueError) as exc:
+            raise _cache_error(self.path, exc) from None
         return out
 
     def put_many(self, items: dict[str, Any]) -> None:
-        self.db.executemany(
-            "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
-            [(k, json.dumps(v, ensure_ascii=False)) for k, v in items.items()],
-        )
-        self.db.commit()
+        try:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, ensure_ascii=False)) for k, v in items.items()],
+            )
+            self.db.commit()
+        except sqlite3.Error as exc:
+            raise _cache_error(self.path, exc) from None
 
     def close(self) -> None:
         self.db.close()

@@ -124,8 +124,21 @@ def run_command(
     cache: Annotated[
         Path | None, typer.Option("--cache", help="Response cache (default: the user cache).", dir_okay=False)
     ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="--out may hold this same run: run it again (answers from the cache) and replace it.",
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="--out may hold a previous run, which is replaced.")
+    ] = False,
 ) -> None:
-    """Score one model on one task of a release; writes predictions, metrics, signature and run.json."""
+    """Score one model on one task of a release; writes predictions, metrics, signature and run.json
+    into --out, whole or not at all (a new or empty folder, unless --resume or --overwrite)."""
+    if resume and overwrite:
+        raise InputError("give --resume or --overwrite, not both")
     choices = {
         "--sentiment-mode": (sentiment_mode, ("auto", "classifier", "prompt")),
         "--score": (score, ("auto", "pll", "ll", "shared")),
@@ -173,6 +186,9 @@ def run_command(
     }
     options = RunOptions(**fields)
     from evaluator.run import run_evaluation
+    from evaluator.run_folder import OutMode
+
+    mode = OutMode.resume if resume else OutMode.overwrite if overwrite else OutMode.new
 
     with Progress(
         TextColumn("{task.description}"),
@@ -188,7 +204,9 @@ def run_command(
             handle = bar.add_task(f"{task} {description}", total=total)
             return lambda n: bar.update(handle, advance=n)
 
-        result = run_evaluation(options, release, out, cache_path=cache, progress=progress, log=_say)
+        result = run_evaluation(
+            options, release, out, mode=mode, cache_path=cache, progress=progress, log=_say
+        )
     _say(f"{result.rows} predictions -> {out}\n{result.signature}")
 
 

@@ -8,11 +8,40 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.metrics.stats import merge_runs
+from evaluator.run_folder import release_around
 from toolkit.errors import InputError
 from toolkit.fileio import write_text_atomic
 
 
+def _check_merge_out(out: Path) -> None:
+    """--out of a merge is new, empty, or an earlier merge (replaced); never inside a release,
+    never a run or a folder with other files (their metrics.json would be lost)."""
+    release = release_around(out.resolve())
+    if release is not None:
+        raise InputError(f"--out {out} is inside the release {release}; choose a folder outside it")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder")
+    names = sorted(p.name for p in out.iterdir())
+    if names and not _is_merge(out):
+        raise InputError(
+            f"--out {out} holds {', '.join(names[:5])}{' …' if len(names) > 5 else ''}, which a merge would "
+            "replace; choose a new or empty folder"
+        )
+
+
+def _is_merge(folder: Path) -> bool:
+    try:
+        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    only = [p.name for p in folder.iterdir()] == ["metrics.json"]
+    return only and isinstance(data, dict) and "runs" in data and "seeds" in data
+
+
 def merge_run_folders(runs: list[Path], out: Path) -> dict[str, Any]:
+    _check_merge_out(out)
     infos, metrics = [], []
     for run in runs:
         try:

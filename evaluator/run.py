@@ -7,6 +7,8 @@ identity, environment, cache statistics), each written atomically."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import platform
 import time
@@ -22,18 +24,13 @@ from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
 from evaluator.errors import EvaluationError, InputTooLong
 from evaluator.options import RunOptions
+from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
 from evaluator.tasks.base import Context, Task
 from toolkit.errors import InputError
-from toolkit.fileio import atomic_path, write_text_atomic
 from toolkit.lexicon_pins import cache_dir
 from toolkit.release import Release, open_release
-
-PREDICTIONS = "predictions.parquet"
-METRICS = "metrics.json"
-SIGNATURE = "signature.txt"
-RUN = "run.json"
 
 
 @dataclass
@@ -44,9 +41,27 @@ class RunResult:
     rows: int
 
 
+def looks_like_path(model: str) -> bool:
+    """A --model that can only be a local path: a hub name is `name` or `owner/name`."""
+    return model.startswith(("/", "./", "../", "~", ".")) or model.count("/") > 1 or "\\" in model
+
+
+def check_model_path(options: RunOptions) -> None:
+    """A local model that is not there is said so, before a library reads the path as a hub
+    name and answers with something about repo ids."""
+    if options.backend == "openai":
+        return
+    from evaluator.default_model import ALIASES
+
+    path = Path(options.model).expanduser()
+    if options.model not in ALIASES and looks_like_path(options.model) and not path.exists():
+        raise InputError(f"--model {options.model}: the path does not exist ({path.absolute()})")
+
+
 def load_backend(options: RunOptions, progress: Progress) -> Backend:
     if options.truncation != "error" and options.backend != "transformers":
         raise InputError(f"--truncation {options.truncation} is only available with the transformers backend")
+    check_model_path(options)
     cls = backend_class(options.backend)
     if options.backend == "transformers":
         from evaluator.default_model import ALIASES, NAME, resolve_default
@@ -236,37 +251,46 @@ def evaluate(
     )
 
 
-def write_run(evaluation: Evaluation, out: Path) -> RunResult:
-    """The run folder: predictions, metrics, signature and run.json, each written atomically."""
+def wanted_run(task: str, options: RunOptions, release_signature: str) -> dict[str, Any]:
+    """What --resume compares with the run a folder already holds: task, options and release."""
+    return {
+        "task": task,
+        "options": json.loads(_json(options.as_dict())),
+        "release_signature": release_signature,
+    }
+
+
+def write_run(evaluation: Evaluation, out: Path, mode: OutMode = OutMode.new) -> RunResult:
+    """The run folder, sealed: predictions, metrics, signature and run.json (with the sha256 of
+    the other three) written whole into a temporary folder and renamed into place."""
     ev = evaluation
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / PREDICTIONS) as tmp:
-        ev.predictions.write_parquet(tmp, compression="zstd")
-    write_text_atomic(
-        out / METRICS, _json({"task": ev.task, "signature": ev.signature, "metrics": ev.metrics})
-    )
-    write_text_atomic(out / SIGNATURE, ev.signature + "\n")
-    write_text_atomic(
-        out / RUN,
-        _json(
-            {
-                "task": ev.task,
-                "suite": ev.suite,
-                "options": ev.options.as_dict(),
-                "locales": ev.locales,
-                "release": ev.release,
-                "model": ev.model,
-                "backend_settings": ev.backend_settings,
-                "task_settings": ev.task_settings,
-                "environment": ev.environment,
-                "cache": ev.cache,
-                "truncated": ev.truncated,
-                "rows": ev.predictions.height,
-                "seconds": ev.seconds,
-                "signature": ev.signature,
-            }
-        ),
-    )
+    buffer = io.BytesIO()
+    ev.predictions.write_parquet(buffer, compression="zstd")
+    files = {
+        PREDICTIONS: buffer.getvalue(),
+        METRICS: _json({"task": ev.task, "signature": ev.signature, "metrics": ev.metrics}).encode(),
+        SIGNATURE: (ev.signature + "\n").encode(),
+    }
+    files[RUN] = _json(
+        {
+            "task": ev.task,
+            "suite": ev.suite,
+            "options": ev.options.as_dict(),
+            "locales": ev.locales,
+            "release": ev.release,
+            "model": ev.model,
+            "backend_settings": ev.backend_settings,
+            "task_settings": ev.task_settings,
+            "environment": ev.environment,
+            "cache": ev.cache,
+            "truncated": ev.truncated,
+            "rows": ev.predictions.height,
+            "seconds": ev.seconds,
+            "signature": ev.signature,
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
+        }
+    ).encode()
+    write_sealed(out, mode, wanted_run(ev.task, ev.options, str(ev.release["signature"])), files)
     return RunResult(out=out, signature=ev.signature, metrics=ev.metrics, rows=ev.predictions.height)
 
 
@@ -275,19 +299,25 @@ def run_evaluation(
     release_path: Path,
     out: Path,
     *,
+    mode: OutMode = OutMode.new,
     cache_path: Path | None = None,
     progress: Progress = no_progress,
     log: Callable[[str], None] = lambda s: None,
 ) -> RunResult:
+    """Score one model on one task of a release into the run folder ``out`` (written whole, or
+    not at all; see evaluator.run_folder for what ``mode`` allows ``out`` to hold already)."""
     started = time.time()
     release = open_release(release_path)  # refuses a tampered release
-    job_locales(release, get_task(options.task), options)  # before the model is loaded
-    log(f"loading {options.model} ({options.backend})")
-    backend = load_backend(options, progress)
-    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")
+    task = get_task(options.task)
+    wanted = wanted_run(task.name, options, release.signature)
+    check_out(out, mode, wanted)  # before any work: a refused folder costs nothing
+    job_locales(release, task, options)  # before the model is loaded
+    cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")  # a broken cache fails first
     try:
+        log(f"loading {options.model} ({options.backend})")
+        backend = load_backend(options, progress)
         evaluation = evaluate(options, release, backend, cache, log=log)
     finally:
         cache.close()
     evaluation.seconds = round(time.time() - started, 1)
-    return write_run(evaluation, out)
+    return write_run(evaluation, out, mode)

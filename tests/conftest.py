@@ -150,6 +150,38 @@ def store_line(segment: str, text: str, source: str, status: str = "draft", orig
     return json.dumps(record, ensure_ascii=False)
 
 
+def approve_by_review(path: Path, annotators: tuple[str, ...] = ("rev-a", "rev-b")) -> None:
+    """Approve every record of a store file the way `review pull` does: one accepting review
+    event per annotator (Label Studio project 1), then the policy's event."""
+    lines = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        record = json.loads(line)
+        for i, who in enumerate(annotators):
+            record["history"].append(
+                {
+                    "at": "2026-01-02T00:00:00Z",
+                    "event": "review",
+                    "by": who,
+                    "verdict": "accept",
+                    "text": record["text"],
+                    "ref": f"labelstudio:1:{100 * n + i}:2026-01-02T00:00:00Z",
+                }
+            )
+        record["history"].append(
+            {
+                "at": "2026-01-02T00:00:01Z",
+                "event": "policy",
+                "by": "review-policy",
+                "status": "approved",
+                "text": record["text"],
+                "note": f"{len(annotators)} reviewer(s) agree",
+            }
+        )
+        record["status"] = "approved"
+        lines.append(json.dumps(record, ensure_ascii=False))
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 def write_mini_catalog(root: Path) -> Path:
     """A small but complete catalog: real locales, taxonomy and grammar; test templates and groups."""
     (root / "lexicons" / "identities").mkdir(parents=True)

@@ -11,7 +11,8 @@ from typing import Any
 
 
 class FakeOpenAI:
-    def __init__(self, respond: Callable[[str, int], str], key: str = "sk-test") -> None:
+    def __init__(self, respond: Callable[[str, int], str], key: str | None = "sk-test") -> None:
+        """``key``: the key the server wants (None: it wants none, like many local servers)."""
         self.respond = respond
         self.key = key
         self.calls: list[dict[str, Any]] = []
@@ -35,7 +36,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 fake.calls.append({"path": self.path, "body": body})
-                if self.headers.get("Authorization") != f"Bearer {fake.key}":
+                if fake.key is not None and self.headers.get("Authorization") != f"Bearer {fake.key}":
                     return self._send(401, {"error": {"message": "bad key"}})
                 if fake.failures:
                     return self._send(fake.failures.pop(0), {"error": {"message": "try again"}})

@@ -63,6 +63,7 @@ def test_rate_limit_spaces_requests(server: FakeOpenAI, monkeypatch: pytest.Monk
     assert time.monotonic() - start >= 4 / 20 * 0.9
 
 
+@pytest.mark.bad_input
 def test_a_refused_key_is_named_but_never_shown(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-0123456789abcdef")
     backend = OpenAIBackend.load("gpt-x", base_url=server.url)
@@ -72,6 +73,7 @@ def test_a_refused_key_is_named_but_never_shown(server: FakeOpenAI, monkeypatch:
     assert "sk-wrong" not in str(info.value) and "sk-wrong" not in repr(backend.settings)
 
 
+@pytest.mark.bad_input
 def test_unknown_backend_and_missing_vllm() -> None:
     with pytest.raises(InputError, match="Did you mean 'vllm'"):
         backend_class("vlm")

@@ -143,6 +143,7 @@ def test_translated_mbbq_file_becomes_imported_drafts(root: Path, tmp_path: Path
     assert frame["status"].to_list() == ["draft"]
 
 
+@pytest.mark.bad_input
 def test_malformed_bbq_line_is_located(root: Path, tmp_path: Path, cli) -> None:
     bad = tmp_path / "bad.jsonl"
     item = bbq_item(0, "1", "neg", "sideways", "Age", "the young", "the old", 0, [])

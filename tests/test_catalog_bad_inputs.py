@@ -252,6 +252,7 @@ CASES: list[tuple[str, Callable[[Path], None], str, list[str]]] = [
 ]
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(("name", "mutate", "locale", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_refused_with_a_located_message(
     name: str,
@@ -296,6 +297,7 @@ def test_the_mini_catalog_is_valid(mini: Path, cli) -> None:
     assert "no problems" in result.err
 
 
+@pytest.mark.bad_input
 def test_unknown_locale_suggests_the_closest(mini: Path, cli, tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     result = cli("render", "--root", str(mini), "--suite", "sentiment", "--locale", "arx", "--out", str(out))
@@ -305,12 +307,14 @@ def test_unknown_locale_suggests_the_closest(mini: Path, cli, tmp_path: Path) ->
     assert not out.exists()
 
 
+@pytest.mark.bad_input
 def test_unknown_suite_suggests_the_closest(mini: Path, cli) -> None:
     result = cli("render", "--root", str(mini), "--suite", "sentimnt", "--locale", "en")
     assert result.code == 2
     assert "unknown suite 'sentimnt'. Did you mean 'sentiment'?" in result.err
 
 
+@pytest.mark.bad_input
 def test_orphan_translation_is_reported_by_validate(mini: Path, cli) -> None:
     path = mini / STORE_DE
     path.write_text(
@@ -324,6 +328,7 @@ def test_orphan_translation_is_reported_by_validate(mini: Path, cli) -> None:
     )
 
 
+@pytest.mark.bad_input
 def test_parquet_to_stdout_is_refused(mini: Path, cli) -> None:
     result = cli(
         "render", "--root", str(mini), "--suite", "sentiment", "--locale", "en", "--format", "parquet"

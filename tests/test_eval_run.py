@@ -553,6 +553,7 @@ def test_a_prompt_longer_than_the_model_is_a_one_line_error_or_a_recorded_trunca
     assert sos.code == 2 and "task sos:" in sos.err and "limit of 8 tokens" in sos.err
 
 
+@pytest.mark.bad_input
 def test_a_tampered_release_is_refused(
     cli, regional_release: Path, tmp_path: Path, models: dict[str, Path]
 ) -> None:
@@ -578,6 +579,7 @@ def test_a_tampered_release_is_refused(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.bad_input
 def test_wrong_task_or_model_kind(
     cli, regional_release: Path, models: dict[str, Path], tmp_path: Path
 ) -> None:

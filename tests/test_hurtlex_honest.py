@@ -116,6 +116,7 @@ def test_crlf_and_bom_are_accepted(tmp_path: Path) -> None:
     assert dict(load_hurtlex(path).forms) == {"idiot": frozenset({"ddp"})}
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
@@ -147,6 +148,7 @@ def test_malformed_files_name_file_and_line(tmp_path: Path, text: str, where: st
     assert isinstance(info.value, MetricInputError)
 
 
+@pytest.mark.bad_input
 def test_bad_options_are_refused(en_path: Path) -> None:
     with pytest.raises(MetricInputError, match="level"):
         load_hurtlex(en_path, level="all")  # type: ignore[arg-type]

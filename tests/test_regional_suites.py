@@ -305,6 +305,7 @@ BAD: list[tuple[str, Callable[[Path], None], str, list[str]]] = [
 ]
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(("name", "mutate", "suite", "expected"), BAD, ids=[b[0] for b in BAD])
 def test_regional_bad_inputs(
     name: str, mutate: Callable[[Path], None], suite: str, expected: list[str], tmp_path: Path, cli

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, approve_by_review
 from toolkit.release import ReleaseInvalid, open_release
 
 HURTLEX_FIXTURE = {
@@ -87,6 +87,7 @@ def test_preview_build_writes_data_manifest_card_changelog(root: Path, cli) -> N
     assert (folder / "CHANGELOG.md").read_text().startswith("# Changelog: 0.1.0-preview.1\n\nFirst release")
 
 
+@pytest.mark.bad_input
 def test_rebuild_is_byte_identical_and_never_overwrites(root: Path, cli, tmp_path: Path) -> None:
     assert build(cli, root, "0.1.0-preview.1", "--preview").code == 0
     other = cli(
@@ -108,12 +109,14 @@ def test_rebuild_is_byte_identical_and_never_overwrites(root: Path, cli, tmp_pat
     assert [p.name for p in (root / "dist").iterdir()] == ["polyprobe-0.1.0-preview.1"]
 
 
+@pytest.mark.bad_input
 def test_versions_must_match_the_kind_of_release(root: Path, cli) -> None:
     assert "needs a preview version" in build(cli, root, "0.1.0", "--preview").err
     assert "pre-release version" in build(cli, root, "0.1.0-preview.1").err
     assert "not a semantic version" in build(cli, root, "v1", "--preview").err
 
 
+@pytest.mark.bad_input
 def test_stable_build_with_drafts_is_refused_with_the_list(root: Path, cli) -> None:
     result = build(cli, root, "1.0.0")
     assert result.code == 2
@@ -129,10 +132,7 @@ def test_stable_build_with_drafts_is_refused_with_the_list(root: Path, cli) -> N
 
 def test_stable_build_of_approved_translations(root: Path, cli) -> None:
     for locale in ("de", "he", "it"):
-        path = root / "translations" / locale / "sentiment.jsonl"
-        path.write_text(
-            path.read_text().replace('"status": "draft"', '"status": "approved"'), encoding="utf-8"
-        )
+        approve_by_review(root / "translations" / locale / "sentiment.jsonl")
     result = build(cli, root, "1.0.0")
     assert result.code == 0, result.err
     manifest = json.loads((root / "dist/polyprobe-1.0.0/manifest.json").read_text())
@@ -140,6 +140,7 @@ def test_stable_build_of_approved_translations(root: Path, cli) -> None:
     assert "Preview release" not in (root / "dist/polyprobe-1.0.0/README.md").read_text()
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     ("tamper", "named"),
     [
@@ -177,6 +178,7 @@ def _flip(path: Path) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.bad_input
 def test_reader_refuses_a_tampered_release_and_reads_a_good_one(root: Path, cli) -> None:
     build(cli, root, "0.1.0-preview.1", "--preview")
     folder = root / "dist" / "polyprobe-0.1.0-preview.1"
@@ -296,6 +298,7 @@ def test_fetch_from_a_local_copy_verifies_every_hash(root: Path, cache: Path, tm
     assert bad.code == 2 and "DE: sha256" in bad.err
 
 
+@pytest.mark.bad_input
 def test_a_copy_that_differs_from_the_pin_is_not_installed(
     root: Path, cache: Path, tmp_path: Path, cli
 ) -> None:

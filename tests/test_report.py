@@ -538,6 +538,7 @@ def _break(kind: str, run: Path) -> str:
     raise AssertionError(kind)
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize(
     "kind",
     [
@@ -565,6 +566,7 @@ def test_a_malformed_run_is_a_clear_error(
     assert not (tmp_path / "out" / "report.html").exists()
 
 
+@pytest.mark.bad_input
 def test_missing_folder_and_label_count(
     runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
 ) -> None:

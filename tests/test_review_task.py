@@ -18,10 +18,10 @@ from toolkit.review import (
     INCONSISTENT,
     _current_reviews,
     _is_creation,
-    _latest_verdicts,
     _maker,
     _notice,
     _reading,
+    latest_verdicts,
     reviewers_needed,
 )
 from toolkit.review_policy import ReviewPolicy
@@ -188,7 +188,7 @@ def test_only_the_latest_version_of_each_annotation_counts_for_whoever_made_it()
         review("yael", 2, "accept", "t"),
         review("carl", 1, "accept", "t"),  # carl updates dana's annotation
     )
-    verdicts = _latest_verdicts(rec, 7)
+    verdicts = latest_verdicts(rec, 7)
     assert {(v.annotator, v.verdict) for v in verdicts} == {("yael", "accept"), ("carl", "accept")}
 
 
@@ -199,7 +199,7 @@ def test_one_person_counts_once_and_an_uncounted_version_counts_for_no_one() -> 
         review("dana", 3, "accept", "t"),
         review("dana", 3, "edited", "t", note=INCONSISTENT + "x"),  # her latest version: not counted
     )
-    assert [(v.annotator, v.verdict) for v in _latest_verdicts(rec, 7)] == [("carl", "accept")]
+    assert [(v.annotator, v.verdict) for v in latest_verdicts(rec, 7)] == [("carl", "accept")]
 
 
 def test_reviews_of_an_earlier_english_source_and_other_projects_do_not_count() -> None:
@@ -208,8 +208,8 @@ def test_reviews_of_an_earlier_english_source_and_other_projects_do_not_count() 
         review("yael", 2, "accept", "t", source_sha=SHA),
         review("old", 3, "accept", "t"),  # before reviews carried the source hash: counted
     )
-    assert {v.annotator for v in _latest_verdicts(rec, 7)} == {"yael", "old"}
-    assert _latest_verdicts(rec, 8) == []
+    assert {v.annotator for v in latest_verdicts(rec, 7)} == {"yael", "old"}
+    assert latest_verdicts(rec, 8) == []
 
 
 def test_the_notice_names_the_annotation_and_the_reason_but_no_person() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from toolkit.errors import InputError, Problem
+from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.grammar import LocaleGrammar, load_grammar
 from toolkit.iat import IatStimuli, load_iat
 from toolkit.identities import IdentityList, Taxonomy, load_identity_list, load_taxonomy
@@ -31,7 +31,7 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     known = sorted(known)
     close = difflib.get_close_matches(word, known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"{hint} Known: {', '.join(known)}."
+    return f"{hint} Known: {', '.join(known) or 'none'}."
 
 
 @dataclass
@@ -69,10 +69,19 @@ class Catalog:
         return self._memo[key]
 
     def suite(self, suite_id: str) -> Suite:
+        """A loaded suite. A suite whose folder exists but whose suite.yaml could not be used is
+        not "unknown": the error is what is wrong with its files."""
         try:
             return self.suites[suite_id]
         except KeyError:
-            raise InputError(f"unknown suite {suite_id!r}.{did_you_mean(suite_id, self.suites)}") from None
+            pass
+        if suite_id in suite_ids(self.project):
+            folder = f"templates/{suite_id}/"
+            own = [p for p in self.problems if p.file.startswith(folder)]
+            raise CatalogError(
+                own or [Problem(f"{folder}suite.yaml", suite_id, "", "the suite could not be loaded")]
+            )
+        raise InputError(f"unknown suite {suite_id!r}.{did_you_mean(suite_id, self.suites)}")
 
     def lists_of(self, suite: Suite) -> list[IdentityList]:
         return [self.identity_lists[p] for p in suite.spec.identities if p in self.identity_lists]

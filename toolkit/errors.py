@@ -29,6 +29,14 @@ class Problem:
     field: str
     message: str
     locale: str = ""
+    cause: str = ""
+    """A file whose own problem makes this one follow (e.g. every "unknown attribute" when the
+    taxonomy is empty): such problems are summarised under their cause, which is shown first."""
+
+    @property
+    def whole_file(self) -> bool:
+        """About the file as a whole (unreadable, empty, not the right shape)."""
+        return self.record == "(file)"
 
     def __str__(self) -> str:
         where = f"{self.file}: {self.record}"
@@ -45,16 +53,49 @@ class Problem:
             "locale": self.locale,
             "field": self.field,
             "message": self.message,
+            **({"cause": self.cause} if self.cause else {}),
         }
+
+
+def ordered(problems: list[Problem]) -> list[Problem]:
+    """Causes first: problems of files that other problems follow from, then the other
+    whole-file problems, then the rest; each part sorted by file, record and field."""
+    causes = {p.cause for p in problems if p.cause}
+
+    def rank(p: Problem) -> int:
+        if p.cause:
+            return 3
+        if p.file in causes:
+            return 0
+        return 1 if p.whole_file else 2
+
+    return sorted(set(problems), key=lambda p: (rank(p), p))
 
 
 class CatalogError(InputError):
     """The catalog (templates, lexicons, translations) has problems; all of them are listed."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = sorted(set(problems))
-        lines = [str(p) for p in self.problems[:50]]
-        more = len(self.problems) - len(lines)
-        if more > 0:
-            lines.append(f"... and {more} more")
-        super().__init__(f"{len(self.problems)} problem(s) in the catalog:\n" + "\n".join(lines))
+        self.problems = ordered(problems)
+        lines = self.lines()
+        shown = lines[:50]
+        if len(lines) > len(shown):
+            shown.append(f"... and {len(lines) - len(shown)} more")
+        super().__init__(f"{self.summary()} in the catalog:\n" + "\n".join(shown))
+
+    def lines(self) -> list[str]:
+        """One line per problem with no cause, causes first; then one line per cause saying
+        how many problems follow from it (they are not listed: fix the cause and check again)."""
+        out = [str(p) for p in self.problems if not p.cause]
+        followers: dict[str, int] = {}
+        for p in self.problems:
+            if p.cause:
+                followers[p.cause] = followers.get(p.cause, 0) + 1
+        for cause, n in sorted(followers.items()):
+            out.append(
+                f"{cause}: {n} further problem(s) follow from this file's problem(s) (not listed); fix it first"
+            )
+        return out
+
+    def summary(self) -> str:
+        return f"{len(self.problems)} problem(s)"

@@ -58,6 +58,11 @@ def load_iat(project: Project, path: Path, locales: Locales, problems: list[Prob
         if raw is not None:
             problems.append(Problem(rel, "(file)", "categories", "must be a list"))
         return None
+    if not raw["categories"]:
+        problems.append(
+            Problem(rel, "(file)", "categories", "has no categories: the iat suite would have no rows")
+        )
+        return None
     cats: list[IatCategory] = []
     for i, item in enumerate(raw["categories"]):
         cat = parse_record(IatCategory, item, file=rel, record=record_name(item, i), problems=problems)

@@ -125,14 +125,30 @@ class Taxonomy:
     version: str
     by_id: dict[str, Attribute] = field(default_factory=dict)
     regions: dict[str, Region] = field(default_factory=dict)
+    broken: bool = False
+    """The file could not be used whole: problems about unknown attributes or regions follow
+    from it and are reported under it, not one by one."""
+
+    @property
+    def cause(self) -> str:
+        """What unknown attributes and regions are blamed on: the taxonomy when it is broken."""
+        return TAXONOMY_FILE if self.broken else ""
 
 
 def load_taxonomy(project: Project, problems: list[Problem]) -> Taxonomy:
     raw = load_yaml_collecting(project.root / TAXONOMY_FILE, TAXONOMY_FILE, problems)
+    if raw is None:
+        return Taxonomy(version="0.0.0", broken=True)
     parsed = parse_record(TaxonomyFile, raw, file=TAXONOMY_FILE, record="(file)", problems=problems)
     if parsed is None:
-        return Taxonomy(version="0.0.0")
+        return Taxonomy(version="0.0.0", broken=True)
     out = Taxonomy(version=parsed.version)
+    for name in ("attributes", "regions"):
+        if not getattr(parsed, name):
+            problems.append(
+                Problem(TAXONOMY_FILE, "(file)", name, f"has no {name}: every list and template needs them")
+            )
+            out.broken = True
     for attr in parsed.attributes:
         if attr.id in out.by_id:
             problems.append(Problem(TAXONOMY_FILE, attr.id, "id", "duplicate attribute id"))
@@ -216,6 +232,9 @@ def load_identity_list(
     if not isinstance(raw_groups, list):
         problems.append(Problem(rel, "(file)", "groups", "must be a list"))
         return None
+    if not raw_groups:
+        problems.append(Problem(rel, "(file)", "groups", "has no groups: the list would add nothing"))
+        return None
     groups: list[Group] = []
     for i, item in enumerate(raw_groups):
         group = parse_record(Group, item, file=rel, record=record_name(item, i), problems=problems)
@@ -228,15 +247,20 @@ def load_identity_list(
         return None
     if not SEMVER_RE.match(header.version):
         problems.append(Problem(rel, "(file)", "version", "must be a semantic version like 1.0.0"))
+    usable = True
     if header.region not in taxonomy.regions:
+        usable = False  # its rows could not carry their region; the list is reported, not rendered
         problems.append(
             Problem(
                 rel,
                 "(file)",
                 "region",
-                f"unknown region {header.region!r}; known: {', '.join(taxonomy.regions)}",
+                f"unknown region {header.region!r}; known: {', '.join(taxonomy.regions) or 'none'}",
+                cause=taxonomy.cause,
             )
         )
+    if not header.locales:
+        problems.append(Problem(rel, "(file)", "locales", "lists no locales: its groups would fill nothing"))
     for code in header.locales:
         if code not in locales:
             problems.append(Problem(rel, "(file)", "locales", f"unknown locale {code!r}", code))
@@ -252,10 +276,11 @@ def load_identity_list(
                     rel,
                     group.id,
                     "attribute",
-                    f"unknown attribute {group.attribute!r}; known: {', '.join(sorted(taxonomy.by_id))}",
+                    f"unknown attribute {group.attribute!r}; known: {', '.join(sorted(taxonomy.by_id)) or 'none'}",
+                    cause=taxonomy.cause,
                 )
             )
-        if header.region != "global" and group.standing == "none":
+        if usable and header.region != "global" and group.standing == "none":
             problems.append(
                 Problem(
                     rel,
@@ -289,6 +314,8 @@ def load_identity_list(
                 problems.append(
                     Problem(rel, "(file)", f"reference_groups.{attr}.{code}", "unknown locale", code)
                 )
+    if not usable:
+        return None
     return IdentityList(
         path=rel,
         version=header.version,

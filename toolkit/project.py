@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.errors import InputError
 
 ROOT_ENV = "POLYPROBE_ROOT"
+INSTALL = "polyprobe's install"
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,13 @@ class Project:
     """The folders of a polyprobe catalog (see DESIGN.md, "Layout")."""
 
     root: Path
+    found_by: str = field(default="--root", compare=False)
+    """How the root was chosen: --root, $POLYPROBE_ROOT, the working directory, or the install
+    (the source tree the package was installed from, used only when nothing else names one)."""
+
+    @property
+    def is_install_fallback(self) -> bool:
+        return self.found_by == INSTALL
 
     @property
     def templates(self) -> Path:
@@ -41,11 +49,11 @@ class Project:
             return str(path)
 
     @classmethod
-    def at(cls, root: Path | str) -> Project:
+    def at(cls, root: Path | str, found_by: str = "--root") -> Project:
         root = Path(root)
         if not (root / "templates").is_dir() or not (root / "lexicons").is_dir():
             raise InputError(f"{root} is not a polyprobe catalog: it needs templates/ and lexicons/ folders")
-        return cls(root)
+        return cls(root, found_by)
 
     @classmethod
     def find(cls, start: Path | str | None = None) -> Project:
@@ -53,14 +61,14 @@ class Project:
         directory) that holds templates/ and lexicons/, else the source tree the package came from."""
         env = os.environ.get(ROOT_ENV)
         if env:
-            return cls.at(env)
+            return cls.at(env, f"${ROOT_ENV}")
         here = Path(start or Path.cwd()).resolve()
         for candidate in (here, *here.parents):
             if (candidate / "templates").is_dir() and (candidate / "lexicons").is_dir():
-                return cls(candidate)
+                return cls(candidate, "the working directory")
         source_tree = Path(__file__).resolve().parent.parent
         if (source_tree / "templates").is_dir() and (source_tree / "lexicons").is_dir():
-            return cls(source_tree)
+            return cls(source_tree, INSTALL)
         raise InputError(
             "no polyprobe catalog found: run inside a checkout, pass --root, or set $POLYPROBE_ROOT"
         )

@@ -434,7 +434,7 @@ def _ingest(
     history = (*record.history, *new_events)
     report.events += len(new_events)
     updated = record.model_copy(update={"history": history})
-    decision = decide(_latest_verdicts(updated, project), policy)
+    decision = decide(latest_verdicts(updated, project), policy)
     return _apply(updated, decision, report)
 
 
@@ -460,7 +460,7 @@ def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
     return {a: e for a, (_, e) in sorted(current.items(), key=lambda item: item[1][0])}
 
 
-def _latest_verdicts(record: Translation, project: int) -> list[Verdict]:
+def latest_verdicts(record: Translation, project: int) -> list[Verdict]:
     """Each reviewer's latest counted verdict: an annotation counts by its latest version only,
     for whoever made that version (so someone who Updates another's annotation speaks for
     themselves, and the overwritten version no longer counts for anyone)."""
@@ -582,7 +582,7 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
                 note = review.note or ""
                 inconsistent += note.startswith(INCONSISTENT)
                 flagged.update(note.removeprefix(FLAGGED).split("; ") if note.startswith(FLAGGED) else ())
-            verdicts = _latest_verdicts(rec, int(project))
+            verdicts = latest_verdicts(rec, int(project))
             if len(verdicts) >= 2:
                 units.append([v.verdict for v in verdicts])
                 texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]

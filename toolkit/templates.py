@@ -7,7 +7,7 @@ gives one English text per variant. One template variant is one translatable seg
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import Field
@@ -83,6 +83,19 @@ class Suite:
     templates: tuple[Template, ...]
     segments: dict[str, Segment]
     template_files: tuple[str, ...]
+    left_out: dict[str, str] = field(default_factory=dict)
+    """Templates with problems, by id, with their file: not rendered, and their translations
+    are not orphans (their problems follow from the template's)."""
+    broken_files: tuple[str, ...] = ()
+    """Template files that could not be read whole: translations of templates they held look
+    like orphans, which follows from the file's problem."""
+
+    def cause_of_orphan(self, segment_id: str) -> str:
+        """The file whose problem explains a store record without a segment, or ""."""
+        template_id = segment_id.split(".", 1)[0]
+        if template_id in self.left_out:
+            return self.left_out[template_id]
+        return self.broken_files[0] if self.broken_files else ""
 
     @property
     def id(self) -> str:
@@ -115,6 +128,10 @@ def load_suite(
     for code in spec.locales:
         if code not in locales:
             problems.append(Problem(rel_spec, suite_id, "locales", f"unknown locale {code!r}", code))
+    if not spec.locales:
+        problems.append(
+            Problem(rel_spec, suite_id, "locales", "lists no locales: the suite would render nothing")
+        )
     if spec.lexicon is not None and not (project.lexicons / spec.lexicon).is_file():
         problems.append(Problem(rel_spec, suite_id, "lexicon", f"no lexicon lexicons/{spec.lexicon}"))
     for path in spec.identities:
@@ -123,6 +140,8 @@ def load_suite(
 
     templates: list[Template] = []
     files: list[str] = []
+    broken: list[str] = []
+    left_out: dict[str, str] = {}
     seen: dict[str, str] = {}
     segments: dict[str, Segment] = {}
     if spec.mode == "import":
@@ -142,6 +161,7 @@ def load_suite(
         files.append(rel)
         raw = load_yaml_collecting(tpl_path, rel, problems)
         if raw is None:
+            broken.append(rel)
             continue
         items = raw.get("templates") if isinstance(raw, dict) else None
         if not isinstance(items, list) or set(raw) - {"templates"}:
@@ -150,26 +170,43 @@ def load_suite(
                     rel, "(file)", "templates", "a template file is a mapping with one key, templates: a list"
                 )
             )
+            broken.append(rel)
+            continue
+        if not items:
+            problems.append(Problem(rel, "(file)", "templates", "has no templates: the file adds nothing"))
             continue
         for i, item in enumerate(items):
             tpl = parse_record(Template, item, file=rel, record=record_name(item, i), problems=problems)
             if tpl is None:
+                if isinstance(item, dict) and isinstance(item.get("id"), str):
+                    left_out.setdefault(item["id"], rel)
                 continue
             if tpl.id in seen:
                 problems.append(Problem(rel, tpl.id, "id", f"duplicate template id (also in {seen[tpl.id]})"))
                 continue
             seen[tpl.id] = rel
+            before = len(problems)
             if _check_template(tpl, spec, rel, taxonomy, problems):
                 templates.append(tpl)
                 for variant, text in _texts(tpl):
                     sid = segment_id(tpl.id, variant)
                     segments[sid] = Segment(suite_id, sid, tpl, variant, text, rel)
+            else:  # blamed on the file the template's own problems follow from, if they all do
+                causes = {p.cause for p in problems[before:]}
+                left_out[tpl.id] = causes.pop() if len(causes) == 1 and "" not in causes else rel
+    if not files:
+        problems.append(
+            Problem(rel_spec, suite_id, "", f"suite has no template files (templates/{suite_id}/*.yaml)")
+        )
+        broken.append(rel_spec)
     templates.sort(key=lambda t: t.id)
     return Suite(
         spec=spec,
         templates=tuple(templates),
         segments=dict(sorted(segments.items())),
         template_files=tuple(files),
+        left_out=left_out,
+        broken_files=tuple(broken),
     )
 
 
@@ -195,7 +232,16 @@ def _check_template(
         bad("label", "this suite has no labels")
     for attr in tpl.attributes:
         if attr not in taxonomy.by_id:
-            bad("attributes", f"unknown attribute {attr!r}; known: {', '.join(sorted(taxonomy.by_id))}")
+            ok = False
+            problems.append(
+                Problem(
+                    rel,
+                    tpl.id,
+                    "attributes",
+                    f"unknown attribute {attr!r}; known: {', '.join(sorted(taxonomy.by_id)) or 'none'}",
+                    cause=taxonomy.cause,
+                )
+            )
     if spec.identities and not tpl.attributes:
         bad("attributes", "list the attributes whose groups this template is filled with")
     if spec.variants:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from toolkit.catalog import Catalog
-from toolkit.errors import Problem
+from toolkit.errors import PolyprobeError, Problem, ordered
 from toolkit.render import render
 
 
@@ -22,6 +22,20 @@ class Validation:
         return not self.problems
 
 
+def _render_failure(suite: str, locale: str, exc: Exception) -> Problem:
+    """A suite and locale that could not be rendered at all, as a problem beside the others."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, PolyprobeError):
+        return Problem(f"templates/{suite}/", suite, "", f"cannot be rendered: {first}", locale)
+    return Problem(
+        f"templates/{suite}/",
+        suite,
+        "",
+        f"rendering failed ({type(exc).__name__}: {first}); please report this as a bug, with the problems listed here",
+        locale,
+    )
+
+
 def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = None) -> Validation:
     result = Validation()
     problems = list(catalog.problems)
@@ -31,7 +45,11 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
                 continue
             if progress:
                 progress(suite.id, locale)
-            rendered = render(catalog, suite.id, locale, min_status="draft")
+            try:
+                rendered = render(catalog, suite.id, locale, min_status="draft")
+            except Exception as exc:  # a crash must not hide the located problems found so far
+                problems.append(_render_failure(suite.id, locale, exc))
+                continue
             problems.extend(rendered.problems)
             result.rows[(suite.id, locale)] = rendered.frame.height
             if catalog.locales[locale].source:
@@ -47,7 +65,8 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
                             "segment",
                             "no template variant has this segment id (orphan)",
                             locale,
+                            cause=suite.cause_of_orphan(segment),
                         )
                     )
-    result.problems = sorted(set(problems) | set(catalog.problems))
+    result.problems = ordered([*problems, *catalog.problems])
     return result

@@ -22,6 +22,12 @@ BASE_ENV = "OPENAI_BASE_URL"
 KEY_ENV = "OPENAI_API_KEY"
 
 
+def _local(base: str) -> bool:
+    """A server on this machine (a local vLLM or llama.cpp server often needs no key)."""
+    host = urlparse(base).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 class RateLimiter:
     def __init__(self, per_second: float) -> None:
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
@@ -57,6 +63,11 @@ class OpenAIBackend(Backend):
     ) -> OpenAIBackend:
         base = (base_url or os.environ.get(BASE_ENV) or "https://api.openai.com/v1").rstrip("/")
         key = os.environ.get(KEY_ENV, "")
+        if not key and not _local(base):
+            raise EvaluationError(
+                f"the openai backend needs an API key for {urlparse(base).netloc}: set {KEY_ENV} "
+                "(it is not set; only a server on this machine may be used without one)"
+            )
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         identity = ModelIdentity(
             name=model, resolved=f"{urlparse(base).netloc}/{model}", revision="api", kind="api"
@@ -80,6 +91,10 @@ class OpenAIBackend(Backend):
                 if response.status_code == 200:
                     return dict(response.json())
                 if response.status_code in (401, 403):
+                    if not os.environ.get(KEY_ENV):
+                        raise EvaluationError(
+                            f"{self.base} asks for an API key (HTTP {response.status_code}): set {KEY_ENV}"
+                        )
                     raise EvaluationError(
                         f"{self.base} refused the key (HTTP {response.status_code}): check {KEY_ENV}"
                     )

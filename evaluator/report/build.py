@@ -25,6 +25,7 @@ from evaluator.report.palette import (
 from evaluator.report.render import write_text
 from evaluator.report.runs import METRICS, PREDICTIONS, TASK_ORDER, Run, RunFolderError, load_runs
 from evaluator.report.sections import BUILDERS, TASK_INTROS, TASK_TITLES, Context
+from evaluator.run_folder import RUN, release_around
 from toolkit.errors import InputError, PolyprobeError
 
 HTML = "report.html"
@@ -113,6 +114,11 @@ def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | Non
     runs = load_runs(folders, labels)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; give a folder for the report")
+    release = release_around(out.resolve())
+    if release is not None:
+        raise InputError(f"--out {out} is inside the release {release}; choose a folder outside it")
+    if (out / RUN).is_file():
+        raise InputError(f"--out {out} is a run folder; a report there would mix with the run's files")
     plots_dir = out / "plots"
     if plots_dir.is_dir():  # plots of an earlier report over other runs would linger
         for old in sorted(plots_dir.iterdir()):

@@ -13,12 +13,9 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE
 from toolkit.errors import InputError
-
-METRICS = "metrics.json"
-RUN = "run.json"
-SIGNATURE = "signature.txt"
-PREDICTIONS = "predictions.parquet"
+from toolkit.fileio import sha256_file
 
 TASK_ORDER: tuple[str, ...] = ("sentiment", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
 
@@ -167,6 +164,41 @@ def _walk(value: Any, keys: list[str], where: str) -> list[tuple[str, Any]]:
     return _walk(value.get(key), rest, f"{where}.{key}")
 
 
+def _check_one_run(folder: Path, info: dict[str, Any], signature: str) -> None:
+    """The files are the ones this run wrote together: their sha256 as recorded in run.json
+    (runs from before it recorded them: the row count), and the seed of the signature."""
+    recorded = info.get("files")
+    if isinstance(recorded, dict):
+        for name in (PREDICTIONS, METRICS, SIGNATURE):
+            if name in recorded and sha256_file(folder / name) != recorded[name]:
+                raise RunFolderError(
+                    folder,
+                    name,
+                    "is not the file this run wrote (its sha256 differs from run.json): "
+                    "files of different runs (e.g. seeds) are mixed in this folder",
+                )
+    elif isinstance(info.get("rows"), int):
+        try:
+            rows = pl.scan_parquet(folder / PREDICTIONS).select(pl.len()).collect().item()
+        except Exception as exc:  # polars raises several kinds for a damaged file
+            raise RunFolderError(
+                folder, PREDICTIONS, f"cannot be read as Parquet ({type(exc).__name__})"
+            ) from None
+        if rows != info["rows"]:
+            raise RunFolderError(
+                folder,
+                PREDICTIONS,
+                f"has {rows} rows, run.json says {info['rows']} (files of different runs?)",
+            )
+    options = info.get("options")
+    seed = options.get("seed") if isinstance(options, dict) else None
+    found = re.search(r"\|seed:([^|]*)\|", signature)
+    if seed is not None and found and found.group(1) != str(seed):
+        raise RunFolderError(
+            folder, RUN, f"says seed {seed}, the signature seed {found.group(1)} (files of different runs?)"
+        )
+
+
 def load_run(folder: Path) -> Run:
     """Read and check one run folder (the label is set by :func:`load_runs`)."""
     if not folder.exists():
@@ -204,6 +236,7 @@ def load_run(folder: Path) -> Run:
         )
     if not (folder / PREDICTIONS).is_file():
         raise RunFolderError(folder, PREDICTIONS, "missing")
+    _check_one_run(folder, info, signature)
     _check_shape(folder, task, metrics["metrics"])
     return Run(path=folder, label="", task=task, metrics=metrics["metrics"], info=info, signature=signature)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 import traceback
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from rich.console import Console
 
 from evaluator.backends.base import Progress
 from evaluator.run import Evaluation, job_locales, write_run
+from evaluator.run_folder import OutMode
 from evaluator.sweep.progress import Board, Event, Listener
 from evaluator.sweep.spec import Job, ModelPlan, Sweep, SweepFileError, load_sweep
 from evaluator.sweep.state import rerun_reason
@@ -91,25 +91,12 @@ class Driver:
         self.notes[job.id] = "; ".join(filter(None, (self.notes.get(job.id), text)))
 
     def complete(self, job: Job, evaluation: Evaluation, seconds: float | None = None) -> None:
-        """Write the job's run folder (in a temporary folder, then renamed into place)."""
+        """Write the job's run folder, sealed (evaluator.run_folder: whole, or not at all)."""
         evaluation.release["path"] = str(self.release.path)
         final = self.folder(job)
-        tmp = final.with_name(f".{job.id}.partial")
-        if tmp.exists():
-            shutil.rmtree(tmp)
         try:
-            write_run(evaluation, tmp)
-            if final.exists():
-                old = final.with_name(f".{job.id}.old")
-                if old.exists():
-                    shutil.rmtree(old)
-                final.rename(old)
-                tmp.rename(final)
-                shutil.rmtree(old)
-            else:
-                tmp.rename(final)
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
+            write_run(evaluation, final, OutMode.overwrite)
+        except (OSError, PolyprobeError) as exc:
             self.fail(job, f"its run folder could not be written: {exc}")
             return
         self.outcomes[job.id] = self._outcome(

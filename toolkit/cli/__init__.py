@@ -23,6 +23,7 @@ from toolkit.cli import (
 )
 from toolkit.cli.common import err_console
 from toolkit.errors import CatalogError, PolyprobeError
+from toolkit.fileio import describe_os_error
 
 app = typer.Typer(
     name="polyprobe",
@@ -56,24 +57,50 @@ def _plugins() -> None:
 _plugins()
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from Ctrl-C: typer turns KeyboardInterrupt into exit code 130 on its
+    own, so the interrupt is found in the exception's chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _say_error(text: str) -> None:
+    err_console.print(f"error: {text}", highlight=False, markup=False, soft_wrap=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code. Usage errors are typer's (exit 2 with the usage);
-    polyprobe's own errors print `error: ...` and exit with their code; no traceback for either."""
+    polyprobe's own errors print `error: ...` and exit with their code; an operating-system
+    error (disk full, read-only, no permission) is one line and exit 1; Ctrl-C prints
+    `interrupted` and exits 130 (what was half-written has been removed by then). Never a
+    traceback for any of them."""
     try:
         app(args=argv, prog_name="polyprobe", standalone_mode=True)
     except SystemExit as exc:
+        if _interrupted(exc):
+            _say_error("interrupted")
+            return 130
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except CatalogError as exc:
-        for problem in exc.problems:
-            err_console.print(f"error: {problem}", highlight=False, markup=False, soft_wrap=True)
-        err_console.print(f"error: {len(exc.problems)} problem(s)", highlight=False, markup=False)
+        for line in exc.lines():
+            _say_error(line)
+        _say_error(exc.summary())
         return exc.exit_code
     except PolyprobeError as exc:
-        err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        _say_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        err_console.print("error: interrupted", highlight=False, markup=False)
+        _say_error("interrupted")
         return 130
+    except OSError as exc:
+        _say_error(describe_os_error(exc))
+        return 1
     return 0
 
 

@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 
 from toolkit.catalog import did_you_mean, load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    err_console,
+    out_console,
+    print_json,
+    progress,
+    project_at,
+    warn_problems,
+)
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.errors import CatalogError, InputError
 from toolkit.lint import CHECKS, lint
@@ -79,6 +88,7 @@ def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
     """Translation status counts per locale × suite."""
     catalog = load_catalog(project_at(root))
     data = coverage(catalog)
+    warn_problems(catalog)
     if json:
         print_json(data)
         return
@@ -103,6 +113,7 @@ def groups_command(
     """Identity groups by region, standing and attribute, each with its sources, whether its standing
     rests on them or on the project's judgement, and the study identities it corresponds to."""
     catalog = load_catalog(project_at(root))
+    warn_problems(catalog)
     if region is not None and region not in catalog.taxonomy.regions:
         raise InputError(f"unknown region {region!r}.{did_you_mean(region, catalog.taxonomy.regions)}")
     rows: list[dict[str, Any]] = []

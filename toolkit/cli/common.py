@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from toolkit.catalog import Catalog
+from toolkit.errors import InputError, ordered
 from toolkit.project import Project
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -29,8 +31,39 @@ Root = Annotated[
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
-def project_at(root: Path | None) -> Project:
-    return Project.at(root) if root is not None else Project.find()
+def project_at(root: Path | None, writes: bool = False, announce: bool = False) -> Project:
+    """The catalog a command works on. A command that writes says which root it uses
+    (``announce``); one that writes into the catalog (``writes``) also refuses, outside a
+    checkout, to write into polyprobe's own install unless --root (or $POLYPROBE_ROOT) names it."""
+    project = Project.at(root) if root is not None else Project.find()
+    if writes or announce:
+        if writes and project.is_install_fallback:
+            raise InputError(
+                f"no catalog in {Path.cwd()} or above it; the only one found is polyprobe's own "
+                f"install at {project.root}, which is not written to unless named: run inside your "
+                f"checkout, or pass --root {project.root}"
+            )
+        err_console.print(
+            f"catalog: {project.root.resolve()} ({project.found_by})", highlight=False, markup=False
+        )
+    return project
+
+
+def warn_problems(catalog: Catalog) -> None:
+    """A report over a catalog with problems still runs, but says what it may leave out: the
+    problems of whole files (an unreadable suite, an empty list) one by one, the rest counted."""
+    if not catalog.problems:
+        return
+    problems = ordered(catalog.problems)
+    whole = [p for p in problems if p.whole_file or p.file.endswith("/suite.yaml")]
+    for problem in whole[:10]:
+        err_console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
+    err_console.print(
+        f"warning: {len(problems)} problem(s) in the catalog; this report leaves out what they affect "
+        "(`polyprobe catalog validate` lists them)",
+        highlight=False,
+        markup=False,
+    )
 
 
 def progress() -> Progress:

@@ -59,7 +59,7 @@ def import_bbq_command(
     root: Root = None,
 ) -> None:
     """Read BBQ items into sample-mode segments of the bbq suite (to translate and review)."""
-    catalog = load_catalog(project_at(root), suites=["bbq"])
+    catalog = load_catalog(project_at(root, writes=True), suites=["bbq"])
     result = import_bbq(
         catalog,
         path,

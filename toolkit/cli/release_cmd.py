@@ -53,7 +53,7 @@ def build_command(
     root: Root = None,
 ) -> None:
     """Render every suite and locale into dist/polyprobe-VERSION/ with a manifest, a dataset card and a changelog."""
-    project = project_at(root)
+    project = project_at(root, writes=dist is None, announce=True)
     with progress() as bar:
         task = bar.add_task("building", total=None)
         path = build_release(
@@ -130,7 +130,7 @@ def fetch_command(
     """Download (or import) the pinned lexicon into the user cache and check every sha256."""
     if name != "hurtlex":
         raise InputError(f"unknown lexicon {name!r}; known: hurtlex")
-    pins = load_pins(project_at(root))
+    pins = load_pins(project_at(root, announce=True))
     installed = fetch_hurtlex(pins, lang or sorted(pins.sha256), source)
     for code, path in installed.items():
         _say(f"{code}: {path} (sha256 ok)")

@@ -76,7 +76,7 @@ def render_command(
     root: Root = None,
 ) -> None:
     """Render one suite in one locale. Nothing is written when any problem is found."""
-    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    catalog = load_catalog(project_at(root, announce=out is not None), suites=[suite], locales=[locale])
     rendered = render(catalog, suite, locale, min_status=min_status.value)
     problems = [*catalog.problems, *rendered.problems]
     if problems:

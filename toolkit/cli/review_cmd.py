@@ -65,7 +65,7 @@ def pull_command(
     root: Root = None,
 ) -> None:
     """Bring verdicts and edits back into the store, once each, and apply the review policy."""
-    project = project_at(root)
+    project = project_at(root, writes=True)
     catalog = load_catalog(project, suites=suite or None, locales=[locale])
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
     with err_console.status(f"pulling {locale} reviews from Label Studio"):
@@ -146,7 +146,7 @@ def server_command(
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (admin and token from LABEL_STUDIO_PASSWORD and
     LABEL_STUDIO_API_KEY, created without prompts); stop it with Ctrl-C."""
-    project = project_at(root)
+    project = project_at(root, writes=data_dir is None, announce=True)
     env = server_env(
         username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")
     )

@@ -121,7 +121,7 @@ def translate_command(
 ) -> None:
     """Machine-translate the segments of a suite that have no current translation (DeepL;
     key from DEEPL_AUTH_KEY, server from DEEPL_SERVER_URL). Exit code 3: quota exhausted."""
-    project = project_at(root)
+    project = project_at(root, writes=not ledger)
     if ledger:
         runs = summarise(read_ledger(project))
         if json:

@@ -31,7 +31,7 @@ def draft_command(
     root: Root = None,
 ) -> None:
     """Store contributor-written translations as drafts (origin and status `draft`)."""
-    catalog = load_catalog(project_at(root), suites=[suite], locales=[locale])
+    catalog = load_catalog(project_at(root, writes=True), suites=[suite], locales=[locale])
     result = import_drafts(catalog, suite, locale, file, by)
     err_console.print(
         f"{locale}/{suite}: {len(result.added)} added, {len(result.updated)} updated, "
@@ -78,7 +78,7 @@ def sync_command(
 ) -> None:
     """Mark translations whose English source changed as stale (with a history event); report
     orphan records (whose segment is gone), and retire them with --retire-orphans."""
-    catalog = load_catalog(project_at(root))
+    catalog = load_catalog(project_at(root, writes=True))
     total = 0
 
     def say(text: str) -> None:

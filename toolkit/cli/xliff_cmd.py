@@ -24,7 +24,7 @@ def export_command(
     root: Root = None,
 ) -> None:
     """Write every segment of the suites, with its current translation, status and source hash."""
-    catalog = load_catalog(project_at(root), suites=suite or None, locales=[locale])
+    catalog = load_catalog(project_at(root, announce=True), suites=suite or None, locales=[locale])
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
     units = export_xliff(catalog, locale, suites, out)
     err_console.print(f"{units} units -> {out}", highlight=False, markup=False)
@@ -37,7 +37,7 @@ def import_command(
     root: Root = None,
 ) -> None:
     """Store the vendor's changed targets as drafts (origin `import`); nothing if anything is wrong."""
-    catalog = load_catalog(project_at(root))
+    catalog = load_catalog(project_at(root, writes=True))
     result = import_xliff(catalog, file, by)
     err_console.print(
         f"{len(result.updated)} updated, {result.unchanged} unchanged", highlight=False, markup=False

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -25,15 +24,18 @@ import polars as pl
 import toolkit
 from toolkit.catalog import Catalog, load_catalog
 from toolkit.errors import CatalogError, InputError
-from toolkit.fileio import load_yaml
+from toolkit.fileio import WriteFailed, is_io_failure, load_yaml
+from toolkit.interrupts import discard, interrupts_held
 from toolkit.lexicon_pins import load_pins
 from toolkit.project import Project
 from toolkit.records import SEMVER_RE
-from toolkit.release.card import render_card
+from toolkit.release.approvals import approval_backed
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
 from toolkit.release.content import content_sha256, file_sha256, semver_key
-from toolkit.release.reader import MANIFEST, open_release
+from toolkit.release.reader import MANIFEST, card_for, open_release
+from toolkit.release.seal import release_signature
 from toolkit.render import render
+from toolkit.review_policy import POLICY_FILE, load_policy
 from toolkit.store import store_path
 from toolkit.studies import load_study, study_manifest
 from toolkit.suites import kind_of
@@ -150,6 +152,9 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
 
 
 def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) -> list[str]:
+    """Per locale and suite, what keeps a stable release from including every segment: records
+    not approved, and approvals without review events that satisfy the review policy."""
+    policy = load_policy(catalog.project)
     lines = []
     for sid in suites:
         suite = catalog.suites[sid]
@@ -158,6 +163,7 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
                 continue
             records = catalog.store(sid, code).records
             counts: Counter[str] = Counter()
+            unbacked: list[str] = []
             for seg in suite.segments.values():
                 rec = records.get(seg.id)
                 if rec is None:
@@ -166,6 +172,13 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
                     counts["stale"] += 1
                 elif rec.status != "approved":
                     counts[rec.status] += 1
+                elif not approval_backed(rec, policy):
+                    unbacked.append(seg.id)
+            if unbacked:
+                shown = ", ".join(unbacked[:5]) + (
+                    f", … ({len(unbacked) - 5} more)" if len(unbacked) > 5 else ""
+                )
+                counts[f"approved without reviews that satisfy {POLICY_FILE} ({shown})"] = len(unbacked)
             if counts:
                 lines.append(f"{code}/{sid}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     return lines
@@ -187,25 +200,6 @@ def _previous(dist: Path, version: str, explicit: Path | None) -> Path | None:
         ) and semver_key(name) < semver_key(version):
             older.append((semver_key(name), folder))
     return max(older)[1] if older else None
-
-
-def _signature(manifest: dict[str, Any]) -> str:
-    """sacrebleu-style: every setting that changes the data, key:value joined by |."""
-    content = _sha_bytes(
-        "\n".join(
-            f"{k}:{v['content_sha256']}"
-            for k, v in sorted(manifest["files"].items())
-            if "content_sha256" in v
-        ).encode()
-    )
-    inputs = _sha_bytes(json.dumps(manifest["inputs"], sort_keys=True).encode())
-    suites = ",".join(f"{s}@{v['version']}" for s, v in sorted(manifest["suites"].items()))
-    locales = ",".join(sorted({loc for v in manifest["suites"].values() for loc in v["locales"]}))
-    return (
-        f"polyprobe-release|version:{manifest['version']}|status:{'preview' if manifest['preview'] else 'stable'}"
-        f"|suites:{suites}|locales:{locales}|content:{content[:16]}|inputs:{inputs[:16]}"
-        f"|hurtlex:{manifest['lexicon_pins']['hurtlex']['version']}|toolkit:{manifest['created_by']['toolkit']}"
-    )
 
 
 def build_release(
@@ -240,7 +234,7 @@ def build_release(
         missing = _missing_approvals(catalog, suites, locales)
         if missing:
             raise InputError(
-                "a stable release needs every included translation approved; not approved:\n  "
+                "a stable release needs every included translation approved through review; not approved:\n  "
                 + "\n  ".join(missing)
                 + "\nbuild a --preview release, or finish the reviews"
             )
@@ -256,9 +250,13 @@ def build_release(
             if rendered.frame.height:
                 frames[(sid, code)] = rendered.frame.sort("sample_id")
 
-    dist.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
+    tmp: Path | None = None
     try:
+        if progress:
+            progress("writing")
+        dist.mkdir(parents=True, exist_ok=True)
+        with interrupts_held():  # the temporary folder exists only once it is known here
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
         files: dict[str, dict[str, Any]] = {}
         counts: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
         for (sid, code), frame in frames.items():
@@ -361,10 +359,8 @@ def build_release(
             (tmp / rel).write_text(text, encoding="utf-8")
             files[rel] = {"sha256": file_sha256(tmp / rel), "bytes": (tmp / rel).stat().st_size}
         manifest["changelog_against"] = changelog.old
-        manifest["signature"] = _signature(manifest)
-        names = {c: catalog.locales[c].name for c in catalog.locales.codes}
-        card = render_card(manifest, names, {s: list(catalog.suites[s].spec.citation) for s in suites})
-        (tmp / "README.md").write_text(card, encoding="utf-8")
+        manifest["signature"] = release_signature(manifest)
+        (tmp / "README.md").write_text(card_for(manifest), encoding="utf-8")
         files["README.md"] = {
             "sha256": file_sha256(tmp / "README.md"),
             "bytes": (tmp / "README.md").stat().st_size,
@@ -379,10 +375,15 @@ def build_release(
         try:
             os.rename(tmp, target)
         except OSError:
+            if not target.exists():
+                raise
             raise ReleaseExists(
                 f"{target} was created by another build meanwhile; this build is discarded"
             ) from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        if tmp is not None:
+            discard(tmp)
+        if is_io_failure(exc):
+            raise WriteFailed(target, exc) from None
         raise
     return target

@@ -66,7 +66,7 @@ def render_card(
     ]
     counts = manifest["counts"]
     for suite in sorted(counts):
-        for locale, per_variant in counts[suite].items():
+        for locale, per_variant in sorted(counts[suite].items()):
             statuses: dict[str, int] = {}
             for per_status in per_variant.values():
                 for status, n in per_status.items():

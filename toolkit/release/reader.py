@@ -14,7 +14,9 @@ from typing import Any
 import polars as pl
 
 from toolkit.errors import InputError, PolyprobeError
+from toolkit.release.card import render_card
 from toolkit.release.content import content_sha256, file_sha256
+from toolkit.release.seal import CARD, release_signature, shape_problems
 
 MANIFEST = "manifest.json"
 
@@ -31,19 +33,35 @@ class ReleaseInvalid(PolyprobeError):
         super().__init__(f"{path} does not verify ({len(differences)} difference(s)):\n{shown}{more}")
 
 
-def verify(path: Path, deep: bool = True) -> list[str]:
-    """Every difference between the folder and its manifest ([] when it verifies). ``deep`` also
-    re-reads every data file and recomputes its schema, row count and content hash."""
-    path = Path(path)
+def _read_manifest(path: Path) -> tuple[Any, list[str]]:
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
-        return [f"{MANIFEST}: missing"]
+        return None, [f"{MANIFEST}: missing"]
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        files: dict[str, dict[str, Any]] = manifest["files"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        return [f"{MANIFEST}: unreadable ({type(exc).__name__})"]
-    problems: list[str] = []
+        return json.loads(manifest_path.read_text(encoding="utf-8")), []
+    except UnicodeDecodeError:
+        return None, [f"{MANIFEST}: not UTF-8 text"]
+    except json.JSONDecodeError as exc:
+        return None, [f"{MANIFEST}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"]
+
+
+def verify(path: Path, deep: bool = True) -> list[str]:
+    """Every difference between the folder and its manifest ([] when it verifies): malformed
+    manifest fields, a signature that does not match the manifest, missing, extra or changed
+    files, a card that is not the one the manifest describes. ``deep`` also re-reads every data
+    file and recomputes its schema, row count and content hash."""
+    path = Path(path)
+    manifest, problems = _read_manifest(path)
+    if problems:
+        return problems
+    problems = shape_problems(manifest, MANIFEST)
+    if problems:
+        return problems
+    files: dict[str, dict[str, Any]] = manifest["files"]
+    if release_signature(manifest) != manifest["signature"]:
+        problems.append(
+            f"{MANIFEST}: the signature does not match the manifest's fields (edited after the build?)"
+        )
     present = {p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()} - {MANIFEST}
     for rel in sorted(present - set(files)):
         problems.append(f"{rel}: not in the manifest (extra file)")
@@ -53,22 +71,33 @@ def verify(path: Path, deep: bool = True) -> list[str]:
             problems.append(f"{rel}: missing")
             continue
         actual = file_sha256(file)
-        if actual != info.get("sha256"):
-            problems.append(f"{rel}: sha256 {actual[:16]}… != manifest {str(info.get('sha256'))[:16]}…")
+        if actual != info["sha256"]:
+            problems.append(f"{rel}: sha256 {actual[:16]}… != manifest {info['sha256'][:16]}…")
             continue
-        if deep and rel.endswith(".parquet"):
-            frame = pl.read_parquet(file)
+        if rel == CARD:
+            if file.read_bytes() != card_for(manifest).encode("utf-8"):
+                problems.append(f"{rel}: not the card the manifest describes (edited after the build?)")
+        elif deep and rel.endswith(".parquet"):
+            try:
+                frame = pl.read_parquet(file)
+            except (OSError, pl.exceptions.PolarsError) as exc:
+                problems.append(f"{rel}: unreadable Parquet ({str(exc).splitlines()[0]})")
+                continue
             schema = {name: str(dtype) for name, dtype in frame.schema.items()}
-            if schema != info.get("schema"):
+            if schema != info["schema"]:
                 problems.append(f"{rel}: schema differs from the manifest")
-            if frame.height != info.get("rows"):
-                problems.append(f"{rel}: {frame.height} rows, manifest says {info.get('rows')}")
-            if content_sha256(frame) != info.get("content_sha256"):
+            if frame.height != info["rows"]:
+                problems.append(f"{rel}: {frame.height} rows, manifest says {info['rows']}")
+            if content_sha256(frame) != info["content_sha256"]:
                 problems.append(f"{rel}: content hash differs from the manifest")
-    signature = manifest.get("signature", "")
-    if manifest.get("version") and f"version:{manifest['version']}" not in signature:
-        problems.append(f"{MANIFEST}: signature does not match the version")
     return problems
+
+
+def card_for(manifest: dict[str, Any]) -> str:
+    """The dataset card a manifest describes (the build writes exactly this)."""
+    names = {code: str(info.get("name", code)) for code, info in manifest["locales"].items()}
+    citations = {sid: list(info.get("citation", [])) for sid, info in manifest["suites"].items()}
+    return render_card(manifest, names, citations)
 
 
 @dataclass
@@ -138,9 +167,9 @@ class Release:
 def open_release(path: Path | str, verify_files: bool = True) -> Release:
     """Open and verify a release folder (dist/polyprobe-VERSION)."""
     folder = Path(path)
-    if verify_files:
-        problems = verify(folder, deep=False)
-        if problems:
-            raise ReleaseInvalid(folder, problems)
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    manifest, problems = _read_manifest(folder)
+    if not problems:
+        problems = verify(folder, deep=False) if verify_files else shape_problems(manifest, MANIFEST)
+    if problems:
+        raise ReleaseInvalid(folder, problems)
     return Release(folder, manifest)

@@ -14,11 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluator.backends.base import Backend, GenerationSettings, PllInput
-
-PLL_POSITIONS = "non-special-of-encoding"
-"""Which tokens PLL scores, in its cache key: answers cached when [UNK] was skipped (the
-tokenizer's special-id list) are never read back for the corrected scores."""
+from evaluator.backends.base import Backend, GenerationSettings
 
 
 class ResponseCache:
@@ -85,7 +81,6 @@ class CachedBackend:
         settings: dict[str, Any],
         requests: Sequence[Any],
         compute: Callable[[list[Any]], list[Any]],
-        preflight_settings: Any = None,
     ) -> list[Any]:
         keys = [cache_key(self.backend, method, settings, r) for r in requests]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
@@ -95,8 +90,6 @@ class CachedBackend:
         for k, r in zip(keys, requests, strict=True):
             first.setdefault(k, r)
         self.cache.misses += len(todo_keys)
-        if todo_keys:
-            self.backend.preflight(method, [first[k] for k in todo_keys], preflight_settings)
         for start in range(0, len(todo_keys), self.chunk):
             batch = todo_keys[start : start + self.chunk]
             answers = compute([first[k] for k in batch])
@@ -119,22 +112,7 @@ class CachedBackend:
 
     def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
         return self._cached(
-            "pseudo_loglikelihood",
-            {"positions": PLL_POSITIONS},
-            list(texts),
-            lambda b: self.backend.pseudo_loglikelihood(b),
-        )
-
-    def pll_inputs(self, texts: Sequence[str]) -> list[PllInput]:
-        return self.backend.pll_inputs(texts)  # tokenisation only: nothing to cache
-
-    def masked_logprobs(self, inputs: Sequence[PllInput]) -> list[list[float]]:
-        reqs = [[list(i.ids), list(i.positions)] for i in inputs]
-        return self._cached(
-            "masked_logprobs",
-            {},
-            reqs,
-            lambda b: self.backend.masked_logprobs([PllInput(ids, pos) for ids, pos in b]),
+            "pseudo_loglikelihood", {}, list(texts), lambda b: self.backend.pseudo_loglikelihood(b)
         )
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
@@ -142,9 +120,5 @@ class CachedBackend:
 
     def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
         return self._cached(
-            "generate",
-            settings.key(),
-            list(prompts),
-            lambda b: self.backend.generate(b, settings),
-            preflight_settings=settings,
+            "generate", settings.key(), list(prompts), lambda b: self.backend.generate(b, settings)
         )

@@ -54,14 +54,6 @@ def run_command(
     batch_size: Annotated[
         str, typer.Option("--batch-size", help="auto or a number (the largest batch tried).")
     ] = "auto",
-    truncation: Annotated[
-        str,
-        typer.Option(
-            "--truncation",
-            help="Inputs longer than the model's context: error (default), or cut the prompt at its "
-            "start (left) or end (right); recorded in the signature.",
-        ),
-    ] = "error",
     seed: Annotated[int, typer.Option("--seed")] = 0,
     limit: Annotated[
         int | None,
@@ -110,7 +102,6 @@ def run_command(
         "--instruction": (instruction, ("both", "native", "en")),
         "--dtype": (dtype, ("auto", "bf16", "fp16", "fp32")),
         "--device": (device, ("auto", "cuda", "cpu")),
-        "--truncation": (truncation, ("error", "left", "right")),
     }
     for flag, (value, allowed) in choices.items():
         if value not in allowed:
@@ -125,7 +116,6 @@ def run_command(
         "device": device,
         "dtype": dtype,
         "batch_size": None if batch_size == "auto" else int(batch_size),
-        "truncation": truncation,
         "seed": seed,
         "limit": limit,
         "sentiment_mode": sentiment_mode,

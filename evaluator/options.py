@@ -16,9 +16,6 @@ class RunOptions:
     device: str = "auto"
     dtype: Literal["auto", "bf16", "fp16", "fp32"] = "auto"
     batch_size: int | None = None
-    truncation: Literal["error", "left", "right"] = "error"
-    """An input longer than the model's context: an error (default), or the prompt cut at its
-    start or end; a policy other than error is part of the signature."""
     seed: int = 0
     limit: int | None = None
     """At most this many items per locale, chosen by a seeded hash (pairs and families kept whole)."""

@@ -20,7 +20,7 @@ import polars as pl
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache
-from evaluator.errors import EvaluationError, InputTooLong
+from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
@@ -56,15 +56,10 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
                 device=options.device,
                 dtype=options.dtype,
                 batch_size=options.batch_size,
-                truncation=options.truncation,
             )
         else:
             backend = cls.load(
-                options.model,
-                device=options.device,
-                dtype=options.dtype,
-                batch_size=options.batch_size,
-                truncation=options.truncation,
+                options.model, device=options.device, dtype=options.dtype, batch_size=options.batch_size
             )
     elif options.backend == "openai":
         backend = cls.load(
@@ -72,8 +67,6 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
         )
     else:
         backend = cls.load(options.model, dtype=options.dtype, seed=options.seed)
-    if options.truncation != "error" and options.backend != "transformers":
-        raise InputError(f"--truncation {options.truncation} is only available with the transformers backend")
     backend.progress = progress
     return backend  # type: ignore[no-any-return]
 
@@ -120,17 +113,7 @@ def run_evaluation(
                 f"no {task.suite} rows for {', '.join(locales)} in release {release.version}"
             )
         log(f"{rows.height} {task.suite} rows in {', '.join(locales)}")
-        try:
-            predictions = task.predict(ctx, rows)
-        except InputTooLong as exc:
-            raise InputTooLong(
-                exc.length, exc.limit, exc.count, exc.text, exc.reserve, task=task.name
-            ) from None
-        if backend.truncated:
-            log(
-                f"{backend.truncated} input(s) longer than the model's limit of {getattr(backend, 'limit', None)} "
-                f"tokens were cut ({options.truncation} truncation)"
-            )
+        predictions = task.predict(ctx, rows)
         metrics = task.metrics(ctx, predictions)
     finally:
         hits, misses = cache.hits, cache.misses
@@ -178,7 +161,6 @@ def run_evaluation(
                 "task_settings": task_settings,
                 "environment": environment,
                 "cache": {"hits": hits, "computed": misses},
-                "truncated": {"policy": options.truncation, "inputs": backend.truncated},
                 "rows": predictions.height,
                 "seconds": round(time.time() - started, 1),
                 "signature": signature,

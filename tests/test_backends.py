@@ -1,7 +1,7 @@
 """The transformers backend on tiny models built in the test: values against independent
-computations (a one-pass-per-token PLL written with transformers alone, on WordPiece and
-SentencePiece tokenizers and sentences with unknown tokens; a manual causal log-likelihood),
-seeded sampling, the response cache's isolation between models and seeds, and resuming."""
+computations (a naive per-token PLL, a manual causal log-likelihood), PLL read at the masked
+position (the study's own script read position 1), seeded sampling, the response cache's
+isolation between models and seeds, and resuming."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-from evaluator.backends.base import GenerationSettings, PllInput
+from evaluator.backends.base import GenerationSettings
 from evaluator.backends.hf import TransformersBackend
 from evaluator.cache import CachedBackend, ResponseCache
 from evaluator.errors import UnsupportedRequest
@@ -31,7 +30,6 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "bert": tm.bert_mlm(base / "bert"),
         "xlmr": tm.xlmr_mlm(base / "xlmr"),
-        "xlmr_sp": tm.xlmr_sentencepiece_mlm(base / "xlmr_sp"),
         "bert2": tm.bert_mlm(base / "bert2", seed=1),
         "cls": tm.bert_classifier(base / "cls"),
         "gpt2": tm.gpt2(base / "gpt2"),
@@ -40,79 +38,44 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-# Sentences with words the tiny tokenizers never saw: WordPiece gives [UNK], the SentencePiece
-# (Unigram) model <unk>. The old scorer skipped those tokens (it took every id of the tokenizer's
-# special-id list as special, [UNK] included), so sentences with more unknown words looked likelier.
-OOV_SENTENCES = [
-    "I hate Ærgernis women ☃.",
-    "Die Flüchtlinge sind qxzv Schmarotzer ☃ ☃.",
-    "Being a ♞ person is wonderful.",
-    "The Muslim woman feels happy today.",
-]
-
-
-def reference_pll(folder: Path, text: str) -> tuple[float, int]:
-    """Salazar et al. (2020), one masked token per forward pass, written only with transformers:
-    the model and tokenizer loaded from the folder, the scored positions being every token the
-    tokenizer's own encoding does not mark as special. Returns (PLL, number of scored tokens)."""
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForMaskedLM.from_pretrained(folder).eval()
-    encoding = tokenizer(text, return_special_tokens_mask=True)
-    ids, special = encoding["input_ids"], encoding["special_tokens_mask"]
-    total, scored = 0.0, 0
+def naive_pll(backend: TransformersBackend, text: str, read_at: str = "masked") -> float:
+    tok, model = backend.tokenizer, backend.model
+    ids = tok(text)["input_ids"]
+    special = tok.get_special_tokens_mask(ids, already_has_special_tokens=True)
+    total = 0.0
     for pos, token in enumerate(ids):
         if special[pos]:
             continue
         masked = torch.tensor([ids])
-        masked[0, pos] = tokenizer.mask_token_id
+        masked[0, pos] = tok.mask_token_id
         with torch.no_grad():
-            logits = model(input_ids=masked).logits[0, pos]
-        total += float(torch.log_softmax(logits, -1)[token])
-        scored += 1
-    return total, scored
+            logits = model(input_ids=masked).logits[0]
+        where = pos if read_at == "masked" else 1
+        total += float(torch.log_softmax(logits[where], -1)[token])
+    return total
 
 
-@pytest.mark.parametrize("name", ["bert", "xlmr", "xlmr_sp"])
-def test_pll_matches_one_pass_per_token_reference_with_unknown_tokens(
-    models: dict[str, Path], name: str
-) -> None:
+@pytest.mark.parametrize("name", ["bert", "xlmr"])
+def test_pll_matches_the_one_token_at_a_time_definition(models: dict[str, Path], name: str) -> None:
     backend = TransformersBackend.load(str(models[name]), device="cpu")
     assert backend.identity.kind == "masked"
-    tokenizer = backend.tokenizer
-    unknown = [s for s in OOV_SENTENCES if tokenizer.unk_token_id in tokenizer(s)["input_ids"]]
-    assert len(unknown) >= 3  # the case this test is about: unknown tokens in the sentence
-    ours = backend.pseudo_loglikelihood(OOV_SENTENCES + SENTENCES)
-    for text, value in zip(OOV_SENTENCES + SENTENCES, ours, strict=True):
-        expected, scored = reference_pll(models[name], text)
-        assert value == pytest.approx(expected, abs=1e-4), text
-        ids = tokenizer(text)["input_ids"]
-        assert scored == len(ids) - 2  # every token but the two added special tokens, [UNK] included
+    ours = backend.pseudo_loglikelihood(SENTENCES)
+    expected = [naive_pll(backend, s) for s in SENTENCES]
+    assert ours == pytest.approx(expected, abs=1e-4)
+    # reading the log-probability at position 1 (the study's script) gives other numbers
+    wrong = [naive_pll(backend, s, read_at="first") for s in SENTENCES]
+    assert any(abs(a - b) > 1e-3 for a, b in zip(ours, wrong, strict=True))
 
 
-def test_pll_inputs_score_unknown_tokens_and_positions_can_be_chosen(models: dict[str, Path]) -> None:
-    """The interface a pair-based scorer (CrowS-Pairs) builds on: the scored positions per sentence,
-    and log-probabilities at any chosen positions, one mask at a time."""
-    backend = TransformersBackend.load(str(models["bert"]), device="cpu")
-    text = OOV_SENTENCES[1]
-    (inputs,) = backend.pll_inputs([text])
-    unk = backend.tokenizer.unk_token_id
-    assert [inputs.ids[p] for p in inputs.positions].count(unk) == list(inputs.ids).count(unk) >= 2
-    assert inputs.positions == tuple(range(1, len(inputs.ids) - 1))
-    per_token = backend.masked_logprobs([inputs])[0]
-    assert sum(per_token) == pytest.approx(backend.pseudo_loglikelihood([text])[0], abs=1e-5)
-    chosen = PllInput(inputs.ids, inputs.positions[::2])
-    assert backend.masked_logprobs([chosen])[0] == pytest.approx(per_token[::2], abs=1e-5)
-    # the bug this replaced: the tokenizer's special-id list marks [UNK] as special
-    old = backend.tokenizer.get_special_tokens_mask(list(inputs.ids), already_has_special_tokens=True)
-    assert sum(old) > 2
-
-
-def test_pll_is_batch_independent(models: dict[str, Path]) -> None:
+def test_pll_never_masks_special_tokens_and_is_batch_independent(models: dict[str, Path]) -> None:
     backend = TransformersBackend.load(str(models["bert"]), device="cpu", batch_size=1)
-    one_by_one = backend.pseudo_loglikelihood(OOV_SENTENCES + SENTENCES)
+    one_by_one = backend.pseudo_loglikelihood(SENTENCES)
     backend.batcher.max_batch = None
-    assert backend.pseudo_loglikelihood(OOV_SENTENCES + SENTENCES) == pytest.approx(one_by_one, abs=1e-5)
-    assert backend.pll_inputs(["I hate"])[0].positions == (1, 2)  # [CLS] I hate [SEP]
+    assert backend.pseudo_loglikelihood(SENTENCES) == pytest.approx(one_by_one, abs=1e-5)
+    ids = backend.tokenizer("I hate")["input_ids"]
+    assert len(ids) == 4  # [CLS] I hate [SEP]: two scored tokens only
+    single = backend.pseudo_loglikelihood(["I hate"])[0]
+    assert single == pytest.approx(naive_pll(backend, "I hate"), abs=1e-5)
 
 
 def manual_causal_ll(backend: TransformersBackend, text: str) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     BertConfig,
     BertForMaskedLM,
@@ -64,39 +64,11 @@ def wordpiece_tokenizer(folder: Path, special: dict[str, str]) -> PreTrainedToke
     return fast
 
 
-def unigram_tokenizer(folder: Path) -> PreTrainedTokenizerFast:
-    """XLM-R style: a SentencePiece Unigram model (▁ word boundaries), <s> … </s>; characters
-    it never saw become <unk>."""
-    tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.NFKC()
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
-    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
-    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    tok.train_from_iterator(
-        CORPUS, trainers.UnigramTrainer(vocab_size=300, special_tokens=specials, unk_token="<unk>")
-    )
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>",
-        pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", tok.token_to_id("<s>")), ("</s>", tok.token_to_id("</s>"))],
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        unk_token="<unk>",
-        pad_token="<pad>",
-        cls_token="<s>",
-        sep_token="</s>",
-        mask_token="<mask>",
-    )
-    fast.save_pretrained(folder)
-    return fast
-
-
 def bpe_tokenizer(folder: Path) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    from tokenizers import decoders
+
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=600,
@@ -145,22 +117,6 @@ def xlmr_mlm(folder: Path, seed: int = 0) -> Path:
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=80,
-        pad_token_id=tok.pad_token_id,
-    )
-    return _save(XLMRobertaForMaskedLM(cfg), folder)
-
-
-def xlmr_sentencepiece_mlm(folder: Path, seed: int = 0) -> Path:
-    """An XLM-R masked LM with a SentencePiece (Unigram) tokenizer, as the real XLM-R has."""
-    torch.manual_seed(seed)
-    tok = unigram_tokenizer(folder)
-    cfg = XLMRobertaConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=130,
         pad_token_id=tok.pad_token_id,
     )
     return _save(XLMRobertaForMaskedLM(cfg), folder)

@@ -5,8 +5,6 @@ lists of requests in, lists of answers out, in the same order.
 - loglikelihood([(ctx, cont)])    -> log P(cont | ctx), summed over the continuation's tokens
 - sentence_logprob(texts)         -> log P(text) under a causal LM (every token after the first)
 - pseudo_loglikelihood(texts)     -> Σ_i log P(w_i | text with w_i masked) under a masked LM
-- pll_inputs(texts)               -> each text's input ids and the positions PLL scores
-- masked_logprobs(inputs)         -> log P(w_p | ids with p masked) for chosen positions p
 - fill_mask(texts, k)             -> the k most likely words at the `[M]` marker (masked LMs)
 - generate(prompts, settings)     -> K completions per prompt
 
@@ -24,9 +22,6 @@ from typing import Any, Literal
 from evaluator.errors import UnsupportedRequest
 
 ModelKind = Literal["classifier", "masked", "causal", "seq2seq", "api"]
-Truncation = Literal["error", "left", "right"]
-"""What happens to an input longer than the model's context: an error naming the longest
-input and the limit, or the prompt cut at its start (left) or its end (right)."""
 Progress = Callable[[str, int], Callable[[int], None]]
 """progress(description, total) -> advance(n): how backends report long work."""
 
@@ -41,19 +36,6 @@ class ModelIdentity:
 
     def key(self) -> dict[str, Any]:
         return {"resolved": self.resolved, "revision": self.revision, "kind": self.kind}
-
-
-@dataclass(frozen=True)
-class PllInput:
-    """One sentence for pseudo-log-likelihood: its input ids (special tokens included) and the
-    positions that are masked one at a time and scored."""
-
-    ids: tuple[int, ...]
-    positions: tuple[int, ...]
-
-    def __init__(self, ids: Sequence[int], positions: Sequence[int]) -> None:
-        object.__setattr__(self, "ids", tuple(int(i) for i in ids))
-        object.__setattr__(self, "positions", tuple(int(p) for p in positions))
 
 
 @dataclass(frozen=True)
@@ -86,9 +68,6 @@ class Backend(ABC):
     settings: dict[str, Any] = field(default_factory=dict)
     """What changes this backend's numbers besides the model (e.g. dtype)."""
     progress: Progress = no_progress
-    truncation: Truncation = "error"
-    truncated: int = 0
-    """Inputs cut to the model's context so far (only with a truncation policy)."""
 
     def _unsupported(self, what: str) -> UnsupportedRequest:
         return UnsupportedRequest(f"{self.identity.name} ({self.identity.kind}) cannot compute {what}")
@@ -105,12 +84,6 @@ class Backend(ABC):
     def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
         raise self._unsupported("pseudo-log-likelihoods (a masked LM is needed)")
 
-    def pll_inputs(self, texts: Sequence[str]) -> list[PllInput]:
-        raise self._unsupported("pseudo-log-likelihood inputs (a masked LM is needed)")
-
-    def masked_logprobs(self, inputs: Sequence[PllInput]) -> list[list[float]]:
-        raise self._unsupported("masked-token log-probabilities (a masked LM is needed)")
-
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
         """The k most likely words for the single mask marker `[M]` in each text (masked LMs)."""
         raise self._unsupported("mask filling (a masked LM is needed)")
@@ -118,11 +91,6 @@ class Backend(ABC):
     @abstractmethod
     def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
         """K completions per prompt (K = settings.num_return_sequences)."""
-
-    def preflight(self, method: str, requests: Sequence[Any], settings: Any = None) -> None:
-        """Called with every request of a call before any is computed: raise InputTooLong when an
-        input cannot fit the model (backends without a known context limit accept everything)."""
-        return None
 
     def environment(self) -> dict[str, Any]:
         return {}

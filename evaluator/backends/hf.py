@@ -28,15 +28,8 @@ from transformers import (
     AutoTokenizer,
 )
 
-from evaluator.backends.base import (
-    Backend,
-    GenerationSettings,
-    ModelIdentity,
-    ModelKind,
-    PllInput,
-    Truncation,
-)
-from evaluator.errors import EvaluationError, InputTooLong, UnsupportedRequest
+from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity, ModelKind
+from evaluator.errors import EvaluationError, UnsupportedRequest
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -83,28 +76,6 @@ def detect_kind(config: Any, want: ModelKind | None) -> ModelKind:
     if getattr(config, "is_encoder_decoder", False) or "ForConditionalGeneration" in archs:
         return "seq2seq"
     return "causal"
-
-
-def context_limit(model: Any, tokenizer: Any) -> int | None:
-    """The most tokens one input may have: the model's position table (less RoBERTa-style
-    models' offset, whose positions start after the padding index), or the tokenizer's
-    ``model_max_length`` when that is smaller; None for models without a fixed length (T5)."""
-    config = model.config
-    limit = None
-    for name in ("max_position_embeddings", "n_positions", "max_sequence_length"):
-        value = getattr(config, name, None)
-        if isinstance(value, int) and value > 0:
-            limit = value
-            break
-    if limit is not None:
-        embeddings = getattr(model.base_model, "embeddings", None)
-        padding = getattr(embeddings, "padding_idx", None)
-        if isinstance(padding, int):
-            limit -= padding + 1
-    declared = getattr(tokenizer, "model_max_length", None)
-    if isinstance(declared, int) and 0 < declared < 1_000_000:
-        limit = declared if limit is None else min(limit, declared)
-    return limit
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -157,8 +128,6 @@ class TransformersBackend(Backend):
     tokenizer: Any
     device: torch.device
     batcher: Batcher
-    limit: int | None = None
-    """The most tokens one input may have (None: no fixed limit)."""
 
     @classmethod
     def load(
@@ -173,7 +142,6 @@ class TransformersBackend(Backend):
         gguf_file: str | None = None,
         resolved: str | None = None,
         positive_label: str | None = None,
-        truncation: Truncation = "error",
     ) -> TransformersBackend:
         transformers.utils.logging.disable_progress_bar()  # polyprobe shows its own progress
         dev = resolve_device(device)
@@ -209,12 +177,7 @@ class TransformersBackend(Backend):
         identity = ModelIdentity(
             name=name, resolved=str(location), revision=rev, kind=model_kind, labels=labels
         )
-        settings: dict[str, Any] = {"dtype": str(torch_dtype).removeprefix("torch.")}
-        if truncation != "error":  # only a policy that can change a number joins the cache key
-            settings["truncation"] = truncation
-        backend = cls(identity=identity, settings=settings)
-        backend.truncation = truncation
-        backend.limit = context_limit(model, tokenizer)
+        backend = cls(identity=identity, settings={"dtype": str(torch_dtype).removeprefix("torch.")})
         backend.model = model
         backend.tokenizer = tokenizer
         backend.device = dev
@@ -252,46 +215,6 @@ class TransformersBackend(Backend):
     def _encode(self, texts: Sequence[str], special: bool = True) -> list[list[int]]:
         return [list(self.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in texts]
 
-    def _encode_whole(self, texts: Sequence[str], **extra: Any) -> list[Any]:
-        """Texts encoded with special tokens, each at most ``limit`` tokens: too long is an
-        InputTooLong error, or cut on the side ``truncation`` names (counted in ``truncated``)."""
-        encodings = [self.tokenizer(t, **extra) for t in texts]
-        limit = self.limit
-        if limit is None:
-            return encodings
-        long = [i for i, e in enumerate(encodings) if len(e["input_ids"]) > limit]
-        if not long:
-            return encodings
-        if self.truncation == "error":
-            worst = max(long, key=lambda i: len(encodings[i]["input_ids"]))
-            raise InputTooLong(len(encodings[worst]["input_ids"]), limit, len(long), texts[worst])
-        self.tokenizer.truncation_side = self.truncation
-        for i in long:
-            encodings[i] = self.tokenizer(texts[i], truncation=True, max_length=limit, **extra)
-        self.truncated += len(long)
-        return encodings
-
-    def _fit_context(self, context: list[int], continuation: int, reserve: int = 0) -> list[int]:
-        """A prompt's ids shortened so that prompt + continuation (+ reserved new tokens) fit the
-        limit, cut on the side ``truncation`` names (a leading BOS is kept); what is scored or
-        generated is never cut."""
-        limit = self.limit
-        total = len(context) + continuation + reserve
-        if limit is None or total <= limit:
-            return context
-        if self.truncation == "error" or continuation + reserve >= limit - 1:
-            raise InputTooLong(
-                len(context) + continuation, limit, 1, self.tokenizer.decode(context), reserve=reserve
-            )
-        keep = limit - continuation - reserve
-        bos = self.tokenizer.bos_token_id
-        head = context[:1] if bos is not None and context[:1] == [bos] else []
-        body = context[len(head) :]
-        room = keep - len(head)
-        body = body[len(body) - room :] if self.truncation == "left" else body[:room]
-        self.truncated += 1
-        return head + body
-
     # -- classify ---------------------------------------------------------------------------------
 
     def classify(self, texts: Sequence[str]) -> list[list[float]]:
@@ -299,7 +222,7 @@ class TransformersBackend(Backend):
             raise UnsupportedRequest(
                 f"{self.identity.name} is a {self.identity.kind} model, not a sequence classifier"
             )
-        encoded = [list(e["input_ids"]) for e in self._encode_whole(texts)]
+        encoded = self._encode(texts)
         advance = self.progress("classifying", len(texts))
 
         def run(batch: list[list[int]]) -> list[list[float]]:
@@ -308,45 +231,6 @@ class TransformersBackend(Backend):
             return [[float(x) for x in row] for row in probs.cpu()]
 
         return self.batcher.run(encoded, len, lambda n, b: n * b * 64, run, advance)
-
-    # -- input lengths --------------------------------------------------------------------------
-
-    def preflight(self, method: str, requests: Sequence[Any], settings: Any = None) -> None:
-        """Every input of a call measured before anything runs: without a truncation policy, the
-        longest one that does not fit is an InputTooLong error naming its length and the limit."""
-        if self.limit is None or self.truncation != "error":
-            return  # no limit, or a policy that cuts (and counts) what does not fit
-        causal = self.identity.kind == "causal"
-        sizes: list[tuple[int, int, str]] = []  # (tokens, tokens to generate, text)
-        if method in ("classify", "pseudo_loglikelihood", "fill_mask"):
-            mask = self.tokenizer.mask_token or ""
-            for text in requests:
-                sizes.append((len(self.tokenizer(str(text).replace(MARKER, mask))["input_ids"]), 0, text))
-        elif method == "sentence_logprob":
-            sizes = [(len(self._with_bos(self._encode([t], special=False)[0])), 0, t) for t in requests]
-        elif method == "loglikelihood":
-            for context, continuation in requests:
-                if causal:
-                    ctx = self._with_bos(self._encode([context], special=False)[0])
-                    size = len(ctx) + len(self._encode([continuation], special=False)[0])
-                else:
-                    size = len(self.tokenizer(context)["input_ids"])
-                sizes.append((size, 0, context))
-        elif method == "masked_logprobs":
-            sizes = [(len(ids), 0, self.tokenizer.decode(list(ids))) for ids, _ in requests]
-        elif method == "generate" and isinstance(settings, GenerationSettings):
-            for prompt in requests:
-                text = self._prompt(prompt, settings.chat)
-                if causal:
-                    row = self._encode([text], special=False)[0]
-                    row = row if settings.chat else self._with_bos(row)
-                    sizes.append((len(row), settings.max_new_tokens, prompt))
-                else:
-                    sizes.append((len(self.tokenizer(text)["input_ids"]), 0, prompt))
-        over = [s for s in sizes if s[0] + s[1] > self.limit]
-        if over:
-            worst = max(over, key=lambda s: s[0] + s[1])
-            raise InputTooLong(worst[0], self.limit, len(over), worst[2], reserve=worst[1])
 
     # -- causal log-likelihoods -------------------------------------------------------------------
 
@@ -375,18 +259,7 @@ class TransformersBackend(Backend):
             raise UnsupportedRequest(
                 f"sentence log-likelihood needs a causal LM; {self.identity.name} is {self.identity.kind}"
             )
-        rows = []
-        for ids in self._encode(texts, special=False):
-            whole = self._with_bos(ids)
-            if self.limit is not None and len(whole) > self.limit:
-                if self.truncation == "error":
-                    raise InputTooLong(len(whole), self.limit, 1, self.tokenizer.decode(ids))
-                head = whole[:1]
-                body = whole[1:]
-                room = self.limit - 1
-                whole = head + (body[len(body) - room :] if self.truncation == "left" else body[:room])
-                self.truncated += 1
-            rows.append((whole, 1))
+        rows = [(self._with_bos(ids), 1) for ids in self._encode(texts, special=False)]
         return self._score_spans(rows)
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
@@ -402,22 +275,14 @@ class TransformersBackend(Backend):
             cont = self._encode([continuation], special=False)[0]
             if not cont:
                 raise UnsupportedRequest(f"empty continuation for context {context[:40]!r}")
-            ctx = self._fit_context(ctx, len(cont))
             rows.append((ctx + cont, len(ctx)))
         return self._score_spans(rows)
 
     def _seq2seq_loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
-        contexts = {
-            c: list(e["input_ids"])
-            for c, e in zip(
-                [c for c, _ in requests], self._encode_whole([c for c, _ in requests]), strict=True
-            )
-        }
         advance = self.progress("scoring", len(requests))
 
         def run(batch: list[tuple[str, str]]) -> list[float]:
-            ids, mask = self._pad([contexts[c] for c, _ in batch])
-            enc = {"input_ids": ids, "attention_mask": mask}
+            enc = self.tokenizer([c for c, _ in batch], return_tensors="pt", padding=True).to(self.device)
             labels = self.tokenizer([t for _, t in batch], return_tensors="pt", padding=True)["input_ids"].to(
                 self.device
             )
@@ -442,51 +307,24 @@ class TransformersBackend(Backend):
         others = [m for _, m in self.model.named_children() if m is not base]
         return others[0] if base is not self.model and len(others) == 1 else None
 
-    def pll_inputs(self, texts: Sequence[str]) -> list[PllInput]:
-        """Each text's input ids and the positions pseudo-log-likelihood scores: every token that
-        is not a special token *of this encoding* (the tokenizer's ``special_tokens_mask``), so
-        unknown-word tokens ([UNK], <unk>) are masked and scored like any other word."""
+    def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
+        """PLL(S) = Σ_{i ∉ special} log P_MLM(w_i | S with w_i replaced by [MASK]) (Salazar et al.
+        2020). All masked copies of a batch of sentences go through the model together."""
         if self.identity.kind != "masked":
             raise UnsupportedRequest(
                 f"pseudo-log-likelihood needs a masked LM; {self.identity.name} is {self.identity.kind}"
             )
-        out = []
-        for enc in self._encode_whole(texts, return_special_tokens_mask=True):
-            ids = list(enc["input_ids"])
-            special = list(enc["special_tokens_mask"])
-            out.append(PllInput(ids, tuple(i for i, s in enumerate(special) if not s)))
-        return out
-
-    def masked_logprobs(self, inputs: Sequence[PllInput]) -> list[list[float]]:
-        """For each input, log P_MLM(ids[p] | ids with only position p masked) at every position p
-        of ``positions``, in that order: one masked copy per position, all copies of a batch of
-        inputs through the model together, the log-probability read at the masked position."""
-        if self.identity.kind != "masked":
-            raise UnsupportedRequest(
-                f"masked-token log-probabilities need a masked LM; {self.identity.name} is {self.identity.kind}"
-            )
         mask_id = self.tokenizer.mask_token_id
         if mask_id is None:
             raise UnsupportedRequest(f"{self.identity.name} has no mask token")
-        if self.limit is not None and inputs:
-            longest = max(range(len(inputs)), key=lambda i: len(inputs[i].ids))
-            if len(inputs[longest].ids) > self.limit:
-                raise InputTooLong(
-                    len(inputs[longest].ids),
-                    self.limit,
-                    sum(len(i.ids) > self.limit for i in inputs),
-                    self.tokenizer.decode(list(inputs[longest].ids)),
-                )
-        copies: list[tuple[int, list[int], int, int]] = []  # (input, ids, masked position, original id)
-        for index, item in enumerate(inputs):
-            for pos in item.positions:
-                if not 0 <= pos < len(item.ids):
-                    raise UnsupportedRequest(
-                        f"position {pos} is outside input {index} ({len(item.ids)} tokens)"
-                    )
-                masked = list(item.ids)
-                masked[pos] = mask_id
-                copies.append((index, masked, pos, item.ids[pos]))
+        copies: list[tuple[int, list[int], int, int]] = []  # (sentence, ids, masked position, original id)
+        for index, ids in enumerate(self._encode(texts)):
+            special = self.tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
+            for pos, (token, is_special) in enumerate(zip(ids, special, strict=True)):
+                if not is_special:
+                    masked = list(ids)
+                    masked[pos] = mask_id
+                    copies.append((index, masked, pos, token))
         advance = self.progress("pseudo-log-likelihood", len(copies))
 
         head = self._mlm_head()
@@ -508,15 +346,10 @@ class TransformersBackend(Backend):
 
         per_token = self.vocab if head is None else 4 * int(self.model.config.hidden_size)
         scores = self.batcher.run(copies, lambda c: len(c[1]), lambda n, b: n * b * per_token, run, advance)
-        out: list[list[float]] = [[] for _ in inputs]
+        totals = [0.0] * len(texts)
         for (index, *_), score in zip(copies, scores, strict=True):
-            out[index].append(score)
-        return out
-
-    def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
-        """PLL(S) = Σ_{i scored} log P_MLM(w_i | S with w_i replaced by [MASK]) (Salazar et al.
-        2020), the scored positions those of :meth:`pll_inputs`."""
-        return [sum(scores) for scores in self.masked_logprobs(self.pll_inputs(texts))]
+            totals[index] += score
+        return totals
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
         if self.identity.kind != "masked":
@@ -524,17 +357,13 @@ class TransformersBackend(Backend):
                 f"mask filling needs a masked LM; {self.identity.name} is {self.identity.kind}"
             )
         mask = self.tokenizer.mask_token
+        rows = []
         for text in texts:
             if text.count(MARKER) != 1:
                 raise UnsupportedRequest(f"a fill-mask text needs exactly one {MARKER}: {text[:60]!r}")
-        mask_id = self.tokenizer.mask_token_id
-        rows = [list(e["input_ids"]) for e in self._encode_whole([t.replace(MARKER, mask) for t in texts])]
-        for text, row in zip(texts, rows, strict=True):
-            if mask_id not in row:
-                raise UnsupportedRequest(
-                    f"--truncation {self.truncation} cut the {MARKER} slot out of {text[:60]!r}"
-                )
+            rows.append(self._encode([text.replace(MARKER, mask)])[0])
         advance = self.progress("filling masks", len(rows))
+        mask_id = self.tokenizer.mask_token_id
 
         def run(batch: list[list[int]]) -> list[list[str]]:
             ids, attn = self._pad(batch)
@@ -581,9 +410,8 @@ class TransformersBackend(Backend):
                     "greedy decoding gives one completion: use --strategy sample or beam for K > 1"
                 )
         texts = [self._prompt(p, settings.chat) for p in prompts]
-        seq2seq = self.identity.kind == "seq2seq"
-        fitted = self._generation_inputs(texts, seq2seq, settings)
         advance = self.progress("generating", len(texts))
+        seq2seq = self.identity.kind == "seq2seq"
 
         def run(batch: list[str]) -> list[list[str]]:
             if settings.strategy == "sample":
@@ -592,39 +420,24 @@ class TransformersBackend(Backend):
                 for text in batch:
                     seed = int(hashlib.sha256(f"{settings.seed}\0{text}".encode()).hexdigest()[:8], 16)
                     torch.manual_seed(seed)
-                    results.extend(self._generate([text], kwargs, seq2seq, fitted))
+                    results.extend(self._generate([text], kwargs, seq2seq, settings.chat))
                 return [results[i * k : (i + 1) * k] for i in range(len(batch))]
-            flat = self._generate(batch, kwargs, seq2seq, fitted)
+            flat = self._generate(batch, kwargs, seq2seq, settings.chat)
             return [flat[i * k : (i + 1) * k] for i in range(len(batch))]
 
         out = self.batcher.run(texts, lambda t: len(t), lambda n, b: n * b * max(k, 1) * 256, run, advance)
         return [[_cut(c, settings.stop) for c in row] for row in out]
 
-    def _generation_inputs(
-        self, texts: list[str], seq2seq: bool, settings: GenerationSettings
-    ) -> dict[str, list[int]]:
-        """Each prompt's input ids, checked against the model's limit before anything is
-        generated (a causal LM's prompt leaves room for the new tokens)."""
+    def _generate(self, batch: list[str], kwargs: dict[str, Any], seq2seq: bool, chat: bool) -> list[str]:
         if seq2seq:
-            encoded = self._encode_whole(texts)
-            return {t: list(e["input_ids"]) for t, e in zip(texts, encoded, strict=True)}
-        out: dict[str, list[int]] = {}
-        for text in texts:
-            row = self._encode([text], special=False)[0]
-            if not settings.chat:  # a chat template writes its own special tokens
-                row = self._with_bos(row)
-            out[text] = self._fit_context(row, 0, reserve=settings.max_new_tokens)
-        return out
-
-    def _generate(
-        self, batch: list[str], kwargs: dict[str, Any], seq2seq: bool, fitted: dict[str, list[int]]
-    ) -> list[str]:
-        if seq2seq:
-            ids, mask = self._pad([fitted[t] for t in batch])
+            enc = self.tokenizer(batch, return_tensors="pt", padding=True).to(self.device)
             with torch.inference_mode():
-                out = self.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+                out = self.model.generate(**enc, **kwargs)
             return [self.tokenizer.decode(o, skip_special_tokens=True) for o in out]
-        ids, mask = self._pad([fitted[t] for t in batch], left=True)
+        rows = [self._encode([t], special=False)[0] for t in batch]
+        if not chat:  # a chat template writes its own special tokens
+            rows = [self._with_bos(r) for r in rows]
+        ids, mask = self._pad(rows, left=True)
         with torch.inference_mode():
             out = self.model.generate(input_ids=ids, attention_mask=mask, **kwargs)
         new = out[:, ids.shape[1] :]

@@ -51,10 +51,14 @@ class Problem:
 class CatalogError(InputError):
     """The catalog (templates, lexicons, translations) has problems; all of them are listed."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], hint: str = "") -> None:
         self.problems = sorted(set(problems))
+        self.hint = hint
+        """What to do about them, printed after the list."""
         lines = [str(p) for p in self.problems[:50]]
         more = len(self.problems) - len(lines)
         if more > 0:
             lines.append(f"... and {more} more")
+        if hint:
+            lines.append(hint)
         super().__init__(f"{len(self.problems)} problem(s) in the catalog:\n" + "\n".join(lines))

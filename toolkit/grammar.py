@@ -263,7 +263,11 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
         problems.append(exc.problem(locale))
         return LocaleGrammar(locale, rel, env, frozenset())
     except (LimitExceeded, RecursionError, MemoryError, ValueError, OverflowError) as exc:
-        why = f"sandbox limit: {exc}" if isinstance(exc, LimitExceeded) else f"cannot parse: {type(exc).__name__}"
+        why = (
+            f"sandbox limit: {exc}"
+            if isinstance(exc, LimitExceeded)
+            else f"cannot parse: {type(exc).__name__}"
+        )
         problems.append(Problem(rel, "(grammar)", "", why, locale))
         return LocaleGrammar(locale, rel, env, frozenset())
     refused = static_problems(ast, env)

@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         for problem in exc.problems:
             err_console.print(f"error: {problem}", highlight=False, markup=False, soft_wrap=True)
         err_console.print(f"error: {len(exc.problems)} problem(s)", highlight=False, markup=False)
+        if exc.hint:
+            err_console.print(f"hint: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
         return exc.exit_code
     except PolyprobeError as exc:
         err_console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)

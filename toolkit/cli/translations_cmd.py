@@ -12,7 +12,7 @@ from toolkit.catalog import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.drafts import import_drafts
-from toolkit.stale import mark_stale
+from toolkit.stale import sync
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -68,14 +68,8 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
 def sync_command(root: Root = None) -> None:
     """Mark translations whose English source changed as stale (with a history event)."""
     catalog = load_catalog(project_at(root))
-    total = 0
-    for suite in catalog.suites.values():
-        for locale in suite.spec.locales:
-            if locale in catalog.locales and not catalog.locales[locale].source:
-                changed = mark_stale(catalog, suite.id, locale)
-                total += len(changed)
-                if changed:
-                    err_console.print(
-                        f"{locale}/{suite.id}: {len(changed)} stale", highlight=False, markup=False
-                    )
+    changed = sync(catalog)
+    for (suite, locale), segments in sorted(changed.items()):
+        err_console.print(f"{locale}/{suite}: {len(segments)} stale", highlight=False, markup=False)
+    total = sum(len(segments) for segments in changed.values())
     err_console.print(f"{total} translation(s) marked stale", highlight=False, markup=False)

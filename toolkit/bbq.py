@@ -29,7 +29,7 @@ from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_text_atomic
 from toolkit.project import Project
 from toolkit.records import Record
-from toolkit.store import Event, load_store, store_lock, utc_now
+from toolkit.store import Event, load_store_strict, store_lock, utc_now
 from toolkit.templates import source_sha
 
 SAMPLES_FILE = ".polyprobe/imports/bbq/items.jsonl"
@@ -213,7 +213,7 @@ def import_bbq(
     now = utc_now()
     count = 0
     with store_lock(catalog.project, locale, "bbq"):
-        store = load_store(catalog.project, locale, "bbq", catalog.problems)
+        store = load_store_strict(catalog.project, locale, "bbq")  # refuses a damaged store
         for en, tr in matched:
             for name in FIELDS:
                 sid = f"{en.item_id}.{name}"

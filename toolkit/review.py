@@ -16,16 +16,17 @@ from typing import Any
 
 from toolkit.agreement import competing_edits_chrf, krippendorff_alpha_nominal
 from toolkit.catalog import Catalog
+from toolkit.gate import gate_one
 from toolkit.grammar import RenderFailure
 from toolkit.labelstudio import GUIDELINES, Client, label_config, parse_result, project_title
-from toolkit.render import Job, source_analysis, translation_problems
+from toolkit.render import Job
 from toolkit.review_policy import Decision, ReviewPolicy, Verdict, decide
 from toolkit.store import (
     STATUS_RANK,
     Event,
     Translation,
     check_transition,
-    load_store,
+    load_store_strict,
     store_lock,
     utc_now,
 )
@@ -164,7 +165,7 @@ def pull(
         if users is None:
             users = client.users()
         with store_lock(catalog.project, locale, suite_id):
-            store = load_store(catalog.project, locale, suite_id, catalog.problems)
+            store = load_store_strict(catalog.project, locale, suite_id)  # refuses a damaged store
             dirty = False
             for task in exported:
                 data = task.get("data", {})
@@ -201,7 +202,6 @@ def _ingest(
     policy: ReviewPolicy,
     report: PullReport,
 ) -> Translation:
-    suite = catalog.suite(suite_id)
     prefix = f"{REF}:{project}:"
     seen_refs = {e.ref for e in record.history if e.ref and e.ref.startswith(prefix)}
     live: dict[str, str] = {}
@@ -225,9 +225,7 @@ def _ingest(
         elif verdict == "edited" and not edited:
             note = "verdict 'edited' without an edited text: not counted"
         elif text is not None and text != record.text:
-            broken = translation_problems(
-                suite, catalog, catalog.grammar(locale), source_analysis(catalog, segment), text
-            )
+            broken = gate_one(catalog, suite_id, locale, segment.id, text)
             if broken:
                 note = "edit not applied, it breaks the template: " + "; ".join(broken)
                 report.flagged.append(segment.id)

@@ -31,11 +31,11 @@ import deepl.http_client
 
 from toolkit.catalog import Catalog
 from toolkit.errors import InputError, PolyprobeError
+from toolkit.gate import gate
 from toolkit.glossary import glossary_entries, glossary_name
 from toolkit.ledger import Ledger, ledger_path
 from toolkit.placeholders import PlaceholderError, Protected, protect, restore
-from toolkit.render import source_analysis, translation_problems
-from toolkit.store import Event, Status, StoreFile, load_store, store_lock, utc_now
+from toolkit.store import Event, Status, StoreFile, load_store_strict, store_lock, utc_now
 from toolkit.templates import Segment
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ def translate(
     target = _target(catalog, locale)
     report = Report(locale=locale, suite=suite_id)
     with store_lock(catalog.project, locale, suite_id):
-        store = load_store(catalog.project, locale, suite_id, catalog.problems)  # fresh, under the lock
+        store = load_store_strict(catalog.project, locale, suite_id)  # fresh, under the lock; refuses damage
         todo = pending(store, list(suite.segments.values()))
         units, skipped = plan(todo, options.max_chars)
         report.pending = len(todo)
@@ -359,20 +359,17 @@ def _store_results(
     engine: dict[str, str],
     report: Report,
 ) -> None:
-    suite = catalog.suite(suite_id)
-    grammar = catalog.grammar(locale)
     now = utc_now()
     for unit, result in zip(batch, results, strict=True):
         raw = str(result.text)
         try:
             text = restore(raw, unit.protected)
-            reasons = translation_problems(
-                suite, catalog, grammar, source_analysis(catalog, unit.segments[0]), text
-            )
+            verdicts = gate(catalog, suite_id, locale, {seg.id: text for seg in unit.segments})
         except PlaceholderError as exc:
-            text, reasons = raw, [f"placeholders: {exc}"]
-        status: Status = "rejected" if reasons else "machine"
+            text, verdicts = raw, {seg.id: [f"placeholders: {exc}"] for seg in unit.segments}
         for seg in unit.segments:
+            reasons = verdicts[seg.id]
+            status: Status = "rejected" if reasons else "machine"
             event = Event(
                 at=now,
                 event="machine",

@@ -280,7 +280,8 @@ def scan_store(data: bytes) -> StoreScan:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}"))
+            cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
+            scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}"))
             continue
         segment = obj.get("segment") if isinstance(obj, dict) else None
         segment = segment if isinstance(segment, str) and segment else None
@@ -326,9 +327,14 @@ def _canonical(record: Translation) -> str:
     return json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
 
 
-def scan_problems(scan: StoreScan, rel: str, locale: str) -> list[Problem]:
-    """Every bad line and every departure from the written form, located by line."""
-    out = [Problem(rel, bad.where, bad.field, bad.reason, locale) for bad in scan.bad]
+SKIPPED = " (skipped by this read)"
+
+
+def scan_problems(scan: StoreScan, rel: str, locale: str, skipped: bool = False) -> list[Problem]:
+    """Every bad line (``skipped``: say that the read goes on without it) and every departure
+    from the written form, located by line."""
+    tail = SKIPPED if skipped else ""
+    out = [Problem(rel, bad.where, bad.field, bad.reason + tail, locale) for bad in scan.bad]
     out.extend(Problem(rel, f"line {lineno}", "", what, locale) for lineno, what in scan.form)
     return out
 
@@ -342,7 +348,7 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
         return store
     rel = project.rel(path)
     scan = scan_store(path.read_bytes())
-    problems.extend(scan_problems(scan, rel, locale))
+    problems.extend(scan_problems(scan, rel, locale, skipped=True))
     for rec in scan.records.values():
         for message in text_problems(rec.text):
             problems.append(Problem(rel, rec.segment, "text", f"text {message}", locale))

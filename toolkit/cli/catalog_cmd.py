@@ -9,7 +9,16 @@ import typer
 from rich.table import Table
 
 from toolkit.catalog import did_you_mean, load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    err_console,
+    out_console,
+    print_json,
+    progress,
+    project_at,
+    warn_skipped,
+)
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.errors import CatalogError, InputError
 from toolkit.validate import validate
@@ -54,6 +63,7 @@ def validate_command(root: Root = None, json: JsonFlag = False) -> None:
 def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
     """Translation status counts per locale × suite."""
     catalog = load_catalog(project_at(root))
+    warn_skipped(catalog.problems)
     data = coverage(catalog)
     if json:
         print_json(data)

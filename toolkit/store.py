@@ -350,6 +350,8 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
     scan = scan_store(path.read_bytes())
     problems.extend(scan_problems(scan, rel, locale, skipped=True))
     for rec in scan.records.values():
+        if rec.status == "rejected":
+            continue  # kept for its history (a refused machine translation): never rendered
         for message in text_problems(rec.text):
             problems.append(Problem(rel, rec.segment, "text", f"text {message}", locale))
     store.records = dict(sorted(scan.records.items()))

@@ -22,7 +22,7 @@ from jinja2.exceptions import SecurityError, TemplateError
 from toolkit.errors import Problem
 from toolkit.fileio import FileFormatError, read_text
 from toolkit.project import Project
-from toolkit.sandbox import BoundedEnvironment, LimitExceeded, budget, static_problems
+from toolkit.sandbox import LIMITS, BoundedEnvironment, LimitExceeded, Limits, budget, static_problems
 
 _FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
     nodes.Import: "import",
@@ -238,8 +238,8 @@ def finish(out: str) -> str:
     return out if unicodedata.is_normalized("NFC", out) else unicodedata.normalize("NFC", out)
 
 
-def new_environment() -> BoundedEnvironment:
-    env = BoundedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
+def new_environment(limits: Limits = LIMITS) -> BoundedEnvironment:
+    env = BoundedEnvironment(limits, undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
     env.filters["mark_empty"] = _mark_empty
     return env
 

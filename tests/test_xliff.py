@@ -316,3 +316,63 @@ def test_a_non_utf8_xliff_file_is_refused(mini: Path, tmp_path: Path, cli) -> No
     result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
     assert result.code == 2 and f"{out}: line" in result.err and "invalid UTF-8 (byte 0xfc" in result.err
     assert store_hashes(mini) == before
+
+
+@pytest.mark.bad_input
+def test_a_vendor_edit_of_a_text_changed_since_export_is_a_conflict(mini: Path, tmp_path: Path, cli) -> None:
+    out, doc = _exported(mini, tmp_path, cli)
+    drafts = tmp_path / "drafts.yaml"
+    drafts.write_text(
+        json.dumps({"gen-01.f": "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."})
+    )
+    assert (
+        cli(
+            "translations",
+            "draft",
+            str(drafts),
+            "--suite",
+            "sentiment",
+            "--locale",
+            "de",
+            "--by",
+            "me",
+            "--root",
+            str(mini),
+        ).code
+        == 0
+    )
+    out.write_text(doc.replace("ist heute glücklich", "ist heute sehr glücklich", 1), encoding="utf-8")
+    before = store_hashes(mini)
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 2
+    assert (
+        "sentiment/gen-01.f [de] target: the store's translation changed since this file was exported"
+        in result.err
+    )
+    assert store_hashes(mini) == before
+
+
+def test_a_unit_the_vendor_left_alone_keeps_a_newer_draft(mini: Path, tmp_path: Path, cli) -> None:
+    out, _ = _exported(mini, tmp_path, cli)
+    newer = "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."
+    drafts = tmp_path / "drafts.yaml"
+    drafts.write_text(json.dumps({"gen-01.f": newer}))
+    assert (
+        cli(
+            "translations",
+            "draft",
+            str(drafts),
+            "--suite",
+            "sentiment",
+            "--locale",
+            "de",
+            "--by",
+            "me",
+            "--root",
+            str(mini),
+        ).code
+        == 0
+    )
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 0 and "0 updated, 4 unchanged" in result.err
+    assert json.loads(store_text(mini).splitlines()[0])["text"] == newer

@@ -22,7 +22,8 @@ from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_bytes_atomic
 from toolkit.gate import gate
-from toolkit.store import Event, utc_now, writing_stores
+from toolkit.store import Event, Translation, utc_now, writing_stores
+from toolkit.templates import source_sha
 
 NS = "urn:oasis:names:tc:xliff:document:2.0"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -110,6 +111,9 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
             ET.SubElement(notes, _q("note"), {"category": "polyprobe:source_sha"}).text = segment.source_sha
             if record is not None:
                 ET.SubElement(notes, _q("note"), {"category": "polyprobe:origin"}).text = record.origin
+            # what the target was when exported: import tells a vendor's edit from a store change
+            exported = source_sha(record.text) if record is not None else ""
+            ET.SubElement(notes, _q("note"), {"category": "polyprobe:target_sha"}).text = exported
             if segment.template.note:
                 ET.SubElement(notes, _q("note"), {"category": "polyprobe:note"}).text = segment.template.note
             codes: dict[str, str] = {}
@@ -146,8 +150,9 @@ class _Unit:
     suite: str
     id: str
     target: str
-    sub_state: str
     state: str
+    exported_sha: str | None
+    """The hash of the target as exported ("" for none); None in files from before it was noted."""
 
     @property
     def where(self) -> str:
@@ -196,8 +201,34 @@ def _read_units(
                 continue
             data = {d.get("id", ""): (d.text or "") for d in unit.iter(_q("data"))}
             target = _flatten(target_el, data, where, problems, file)
-            units.append(_Unit(suite_id, uid, target, seg_el.get("subState", ""), seg_el.get("state", "")))
+            units.append(
+                _Unit(
+                    suite_id,
+                    uid,
+                    target,
+                    seg_el.get("state", ""),
+                    notes.get("polyprobe:target_sha"),
+                )
+            )
     return units
+
+
+def _change(unit: _Unit, record: Translation | None, source_sha_now: str) -> str:
+    """ "unchanged" (the vendor left the unit as exported), "edit", or "conflict" (the vendor
+    edited it and the store's text changed since the export: importing would silently
+    replace newer work)."""
+    now = record.text if record is not None else None
+    if unit.exported_sha is None:  # a file from before the target's hash was noted
+        vendor_edited = now != unit.target
+        store_changed = False
+    else:
+        vendor_edited = source_sha(unit.target) != unit.exported_sha
+        store_changed = (source_sha(now) if now is not None else "") != unit.exported_sha
+    stale = record is not None and (record.source_sha != source_sha_now or record.status == "stale")
+    confirms_stale = stale and unit.state not in ("", "initial")  # exported as initial; text kept
+    if not vendor_edited and not confirms_stale:
+        return "unchanged"
+    return "conflict" if store_changed else "edit"
 
 
 def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
@@ -222,14 +253,22 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
         for unit in units:
             segment = catalog.suites[unit.suite].segments[unit.id]
             record = stores[(locale, unit.suite)].records.get(unit.id)
-            if record is not None and record.text == unit.target:
-                current = record.source_sha == segment.source_sha
-                if current or unit.sub_state == "polyprobe:stale":
-                    result.unchanged += 1  # as exported: the vendor did not touch it
-                    continue
-            if record is None and not unit.target.strip():
-                continue  # an untranslated unit left empty
-            edits.setdefault(unit.suite, {})[unit.id] = unit
+            change = _change(unit, record, segment.source_sha)
+            if change == "unchanged":
+                result.unchanged += 1
+            elif change == "conflict":
+                problems.append(
+                    Problem(
+                        file,
+                        unit.where,
+                        "target",
+                        "the store's translation changed since this file was exported, and so did the "
+                        "vendor's: export again, or put the vendor's text in by hand",
+                        locale,
+                    )
+                )
+            elif record is not None or unit.target.strip():  # an untranslated unit left empty is no edit
+                edits.setdefault(unit.suite, {})[unit.id] = unit
         for suite_id, suite_edits in edits.items():
             verdicts = gate(catalog, suite_id, locale, {uid: u.target for uid, u in suite_edits.items()})
             for uid, reasons in verdicts.items():

@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError
 from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_text_atomic
+from toolkit.gate import gate
 from toolkit.project import Project
 from toolkit.records import Record
 from toolkit.store import Event, load_store_strict, store_lock, utc_now
@@ -210,6 +211,14 @@ def import_bbq(
         raise InputError(
             f"{path}: none of its items matches an imported English item (by category and example_id)"
         )
+    texts = {f"{en.item_id}.{name}": getattr(tr, name) for en, tr in matched for name in FIELDS}
+    refused = [
+        Problem(str(path), segment, "text", reason, locale)
+        for segment, reasons in gate(catalog, "bbq", locale, texts).items()
+        for reason in reasons
+    ]
+    if refused:
+        raise CatalogError(refused)  # the store's gate: nothing is written
     now = utc_now()
     count = 0
     with store_lock(catalog.project, locale, "bbq"):

@@ -15,6 +15,7 @@ import pytest
 
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import STORE_IT
+from tests.store_helpers import bbq_catalog, mbbq_file, run_draft
 from toolkit.catalog import load_catalog
 from toolkit.gate import gate, gate_one
 from toolkit.project import Project
@@ -22,6 +23,7 @@ from toolkit.render import render
 from toolkit.review import pull
 
 GOOD = "La donna {{ group.f }} oggi è molto felice."
+GOOD_M = "L'uomo {{ group.m }} oggi è molto felice."
 
 # (id, text for gen-01.f in Italian, what the refusal says)
 BROKEN: list[tuple[str, str, str]] = [
@@ -106,22 +108,9 @@ def sha(path: Path) -> str:
 def test_a_broken_draft_is_refused_with_its_location(
     text: str, says: str, mini: Path, tmp_path: Path, cli
 ) -> None:
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(json.dumps({"gen-01.m": "L'uomo {{ group.m }} oggi è molto felice.", "gen-01.f": text}))
     before = sha(mini / STORE_IT)
-    result = cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "t",
-        "--root",
-        str(mini),
-    )
+    result = run_draft(cli, mini, tmp_path, "it", {"gen-01.m": GOOD_M, "gen-01.f": text})
+    drafts = tmp_path / "drafts.yaml"
     assert result.code == 2, result.err
     assert f"error: {drafts}: gen-01.f [it] text: " in result.err
     assert says in result.err, result.err
@@ -131,23 +120,8 @@ def test_a_broken_draft_is_refused_with_its_location(
 
 
 def test_good_drafts_pass_the_gate_and_render(mini: Path, tmp_path: Path, cli) -> None:
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(
-        json.dumps({"gen-01.f": GOOD, "rel-01.m": "È cresciuto in una famiglia {{ group.f }} unita."})
-    )
-    result = cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "t",
-        "--root",
-        str(mini),
-    )
+    texts = {"gen-01.f": GOOD, "rel-01.m": "È cresciuto in una famiglia {{ group.f }} unita."}
+    result = run_draft(cli, mini, tmp_path, "it", texts)
     assert result.code == 0, result.err
     assert "0 added, 2 updated, 0 unchanged" in result.err
     rendered = render(load_catalog(Project.at(mini)), "sentiment", "it")
@@ -166,21 +140,7 @@ def test_good_drafts_pass_the_gate_and_render(mini: Path, tmp_path: Path, cli) -
 def test_a_draft_for_an_unknown_segment_is_refused(
     segment: str, says: str, mini: Path, tmp_path: Path, cli
 ) -> None:
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(json.dumps({segment: GOOD}))
-    result = cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "t",
-        "--root",
-        str(mini),
-    )
+    result = run_draft(cli, mini, tmp_path, "it", {segment: GOOD})
     assert result.code == 2 and f"{segment} [it] text: {says}" in result.err
 
 
@@ -201,19 +161,8 @@ def test_a_malformed_drafts_file_is_refused(content: str, says: str, mini: Path,
     drafts = tmp_path / "drafts.yaml"
     drafts.write_text(content)
     before = sha(mini / STORE_IT)
-    result = cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "t",
-        "--root",
-        str(mini),
-    )
+    result = cli("translations", "draft", str(drafts), "--suite", "sentiment", "--locale", "it", "--by", "t",
+                 "--root", str(mini))  # fmt: skip
     assert result.code == 2, result.err
     assert str(drafts) in result.err and says in result.err
     assert sha(mini / STORE_IT) == before
@@ -224,21 +173,7 @@ def test_a_draft_never_replaces_reviewed_work(mini: Path, tmp_path: Path, cli) -
     path = mini / STORE_IT
     path.write_text(path.read_text(encoding="utf-8").replace('"status": "draft"', '"status": "approved"', 1))
     before = sha(path)
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(json.dumps({"gen-01.f": GOOD, "gen-01.m": "L'uomo {{ group.m }} oggi è molto felice."}))
-    result = cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "t",
-        "--root",
-        str(mini),
-    )
+    result = run_draft(cli, mini, tmp_path, "it", {"gen-01.f": GOOD, "gen-01.m": GOOD_M})
     assert result.code == 2
     assert "gen-01.f [it] text: the store has a approved translation" in result.err
     assert sha(path) == before  # gen-01.m, a good draft, waits with it
@@ -417,29 +352,9 @@ BBQ_BROKEN = {
 @pytest.mark.bad_input
 @pytest.mark.parametrize("name", sorted(BBQ_BROKEN))
 def test_a_broken_bbq_translation_is_refused_with_nothing_written(name: str, tmp_path: Path, cli) -> None:
-    import shutil
-
-    from tests.conftest import REPO
-    from tests.test_bbq_and_quality import write_bbq
-
-    root = tmp_path / "catalog"
-    root.mkdir()
-    for folder in ("lexicons", "templates"):
-        shutil.copytree(REPO / folder, root / folder)
-    data = write_bbq(tmp_path / "bbq")
-    assert cli("import", "bbq", str(data), "--root", str(root)).code == 0
-    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
-    item.update(
-        context="El cristiano y el musulmán esperaban el autobús.",
-        question="¿Quién gritaba?",
-        ans0="El cristiano",
-        ans1="El musulmán",
-        ans2="Desconocido",
-    )
+    root, item = bbq_catalog(tmp_path, cli)
     field, text, says = BBQ_BROKEN[name]
-    item[field] = text
-    es = tmp_path / "es.jsonl"
-    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    es = mbbq_file(tmp_path / "es.jsonl", item, **{field: text})
     result = cli("import", "bbq", str(es), "--locale", "es", "--root", str(root))
     assert result.code == 2, result.err
     assert f"error: {es}: " in result.err and f".{field} [es] text: " in result.err and says in result.err

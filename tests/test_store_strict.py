@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests import store_helpers
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import DAMAGES, STORE_IT, Damage
+from tests.store_helpers import bbq_catalog, mbbq_file
 from toolkit.catalog import load_catalog
 from toolkit.project import Project
 from toolkit.review import pull
@@ -59,26 +59,9 @@ class Writer:
     run: Callable[..., object]
 
 
-def _draft_file(tmp: Path) -> Path:
-    path = tmp / "drafts.yaml"
-    path.write_text(json.dumps({"gen-01.f": "La donna {{ group.f }} oggi è molto felice."}), encoding="utf-8")
-    return path
-
-
 def run_draft(cli, root: Path, tmp: Path):
-    drafts = _draft_file(tmp)
-    return cli(
-        "translations",
-        "draft",
-        str(drafts),
-        "--suite",
-        "sentiment",
-        "--locale",
-        "it",
-        "--by",
-        "tester",
-        "--root",
-        str(root),
+    return store_helpers.run_draft(
+        cli, root, tmp, "it", {"gen-01.f": "La donna {{ group.f }} oggi è molto felice."}
     )
 
 
@@ -187,38 +170,17 @@ BBQ_DAMAGES = {
 }
 
 
-def _mbbq_es(path: Path, item: dict, question: str) -> Path:
-    item = {
-        **item,
-        "context": "El cristiano y el musulmán esperaban el autobús.",
-        "question": question,
-        "ans0": "El cristiano",
-        "ans1": "El musulmán",
-        "ans2": "Desconocido",
-    }
-    path.write_text(json.dumps(item) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.mark.bad_input
 @pytest.mark.parametrize("name", sorted(BBQ_DAMAGES))
 def test_bbq_translation_import_refuses_a_damaged_store(name: str, tmp_path: Path, cli) -> None:
-    from tests.test_bbq_and_quality import write_bbq
-
-    root = tmp_path / "catalog"
-    root.mkdir()
-    for folder in ("lexicons", "templates"):
-        shutil.copytree(REPO / folder, root / folder)
-    data = write_bbq(tmp_path / "bbq")
-    assert cli("import", "bbq", str(data), "--root", str(root)).code == 0
-    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
-    first = _mbbq_es(tmp_path / "es-1.jsonl", item, "¿Quién gritaba?")
+    root, item = bbq_catalog(tmp_path, cli)
+    first = mbbq_file(tmp_path / "es-1.jsonl", item)
     assert cli("import", "bbq", str(first), "--locale", "es", "--root", str(root)).code == 0
     store = root / "translations" / "es" / "bbq.jsonl"
     change, line, fragment = BBQ_DAMAGES[name]
     store.write_bytes(change(store.read_bytes()))
     before = snapshot(root)
-    second = _mbbq_es(tmp_path / "es-2.jsonl", item, "¿Quién estaba gritando?")
+    second = mbbq_file(tmp_path / "es-2.jsonl", item, question="¿Quién estaba gritando?")
     result = cli("import", "bbq", str(second), "--locale", "es", "--root", str(root))
     assert result.code == 2, result.err
     assert f"translations/es/bbq.jsonl: {line}" in result.err and fragment in result.err

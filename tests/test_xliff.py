@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.store_helpers import run_draft
 from toolkit.catalog import load_catalog
 from toolkit.project import Project
 from toolkit.validate import validate
@@ -318,29 +319,13 @@ def test_a_non_utf8_xliff_file_is_refused(mini: Path, tmp_path: Path, cli) -> No
     assert store_hashes(mini) == before
 
 
+NEWER_DE = "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."
+
+
 @pytest.mark.bad_input
 def test_a_vendor_edit_of_a_text_changed_since_export_is_a_conflict(mini: Path, tmp_path: Path, cli) -> None:
     out, doc = _exported(mini, tmp_path, cli)
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(
-        json.dumps({"gen-01.f": "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."})
-    )
-    assert (
-        cli(
-            "translations",
-            "draft",
-            str(drafts),
-            "--suite",
-            "sentiment",
-            "--locale",
-            "de",
-            "--by",
-            "me",
-            "--root",
-            str(mini),
-        ).code
-        == 0
-    )
+    assert run_draft(cli, mini, tmp_path, "de", {"gen-01.f": NEWER_DE}).code == 0
     out.write_text(doc.replace("ist heute glücklich", "ist heute sehr glücklich", 1), encoding="utf-8")
     before = store_hashes(mini)
     result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
@@ -354,25 +339,7 @@ def test_a_vendor_edit_of_a_text_changed_since_export_is_a_conflict(mini: Path, 
 
 def test_a_unit_the_vendor_left_alone_keeps_a_newer_draft(mini: Path, tmp_path: Path, cli) -> None:
     out, _ = _exported(mini, tmp_path, cli)
-    newer = "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."
-    drafts = tmp_path / "drafts.yaml"
-    drafts.write_text(json.dumps({"gen-01.f": newer}))
-    assert (
-        cli(
-            "translations",
-            "draft",
-            str(drafts),
-            "--suite",
-            "sentiment",
-            "--locale",
-            "de",
-            "--by",
-            "me",
-            "--root",
-            str(mini),
-        ).code
-        == 0
-    )
+    assert run_draft(cli, mini, tmp_path, "de", {"gen-01.f": NEWER_DE}).code == 0
     result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
     assert result.code == 0 and "0 updated, 4 unchanged" in result.err
-    assert json.loads(store_text(mini).splitlines()[0])["text"] == newer
+    assert json.loads(store_text(mini).splitlines()[0])["text"] == NEWER_DE

@@ -8,11 +8,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.label_studio_server import LabelStudioServer
 from toolkit.cli import main
+from toolkit.store import Translation
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -133,6 +135,14 @@ def _sources() -> dict[str, str]:
     return texts
 
 
+def canonical_line(record: dict[str, Any]) -> str:
+    """A store record as polyprobe writes it (field order, no nulls): tests that edit a store
+    by hand write lines the strict store reads back."""
+    return json.dumps(
+        Translation.model_validate(record).model_dump(mode="json", exclude_none=True), ensure_ascii=False
+    )
+
+
 def store_line(segment: str, text: str, source: str, status: str = "draft", origin: str = "draft") -> str:
     import hashlib
 
@@ -147,7 +157,7 @@ def store_line(segment: str, text: str, source: str, status: str = "draft", orig
             {"at": "2026-01-01T00:00:00Z", "event": "draft", "by": "tests", "status": status, "text": text}
         ],
     }
-    return json.dumps(record, ensure_ascii=False)
+    return canonical_line(record)
 
 
 def approve_by_review(path: Path, annotators: tuple[str, ...] = ("rev-a", "rev-b")) -> None:
@@ -178,7 +188,7 @@ def approve_by_review(path: Path, annotators: tuple[str, ...] = ("rev-a", "rev-b
             }
         )
         record["status"] = "approved"
-        lines.append(json.dumps(record, ensure_ascii=False))
+        lines.append(canonical_line(record))
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 

@@ -75,12 +75,12 @@ CASES: list[tuple[str, Callable[[Path], None], str, list[str]]] = [
         [TEMPLATES, "gen-01", "access to '__init__' is not allowed", "unknown variable 'cycler'"],
     ),
     (
-        "attr filter escape caught by the sandbox at render time",
+        "attr filter escape refused by the sandbox",
         lambda r: edit(
             r, TEMPLATES, "{{ group.adj }} woman", "{{ group.adj|attr('__class__') }}{{ group.adj }} woman"
         ),
         "en",
-        [TEMPLATES, "gen-01", "unsafe template"],
+        [TEMPLATES, "gen-01", "filter 'attr' is not allowed"],
     ),
     (
         "include reaches for the file system",

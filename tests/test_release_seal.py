@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import approve_by_review
+from tests.conftest import approve_by_review, canonical_line
 from tests.files import buildable, leftovers, snapshot
 
 VERSION = "0.1.0-preview.1"
@@ -353,7 +353,7 @@ def _history(
                 record["status"] = "approved"
                 if text is not None:
                     record["text"] = text
-            lines.append(json.dumps(record, ensure_ascii=False))
+            lines.append(canonical_line(record))
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
     return mutate

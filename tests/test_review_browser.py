@@ -64,7 +64,10 @@ class Annotator:
         self.page.goto(f"{self.server.url}/projects/{project}/data?labeling=1")
         modal = self.page.get_by_text("Labeling Instructions")
         modal.wait_for()
-        assert self.page.get_by_text("Reviewing polyprobe translations: a guide for annotators").is_visible()
+        # the guide's heading, visible (the modal's; the data manager may hold a hidden copy)
+        self.page.locator(
+            "h1:visible", has_text="Reviewing polyprobe translations: a guide for annotators"
+        ).first.wait_for(timeout=15_000)
         self.page.get_by_role("button", name="Close modal").click()
         modal.wait_for(state="hidden")
         return self._english()

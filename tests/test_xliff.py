@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from toolkit.xliff import NS
+import pytest
+
+from tests.conftest import REPO
+from tests.store_helpers import run_draft
+from toolkit.catalog import load_catalog
+from toolkit.project import Project
+from toolkit.validate import validate
+from toolkit.xliff import NS, export_xliff, import_xliff
 
 
 def store_text(root: Path, locale: str = "de") -> str:
@@ -97,3 +106,240 @@ def test_untranslated_segments_export_without_target(mini: Path, tmp_path: Path,
         (mini / "translations" / "fr" / "sentiment.jsonl").read_text(encoding="utf-8").splitlines()[0]
     )
     assert rec["text"] == "La femme {{ group.adj }} est heureuse." and rec["origin"] == "import"
+
+
+def copy_repository_catalog(target: Path) -> Path:
+    target.mkdir()
+    for name in ("templates", "lexicons", "translations"):
+        shutil.copytree(REPO / name, target / name)
+    return target
+
+
+def store_hashes(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((root / "translations").glob("*/*.jsonl"))
+    }
+
+
+def test_an_unchanged_round_trip_of_every_repository_store_changes_no_byte(tmp_path: Path) -> None:
+    """Every locale of the repository's own stores (zh, he, ar, arz included), every suite."""
+    root = copy_repository_catalog(tmp_path / "catalog")
+    before = store_hashes(root)
+    catalog = load_catalog(Project.at(root))
+    locales = sorted({p.split("/")[1] for p in before})
+    assert locales == ["ar", "arz", "de", "es", "fr", "he", "it", "zh"]
+    units_total = unchanged_total = 0
+    for locale in locales:
+        suites = [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
+        out = tmp_path / f"{locale}.xlf"
+        units = export_xliff(catalog, locale, suites, out)
+        # the texts read back from the file are exactly the stored ones (no whitespace added)
+        doc = ET.parse(out).getroot()
+        for file_el in doc.findall(f"{{{NS}}}file"):
+            records = catalog.store(file_el.get("id"), locale).records
+            for unit in file_el.findall(f"{{{NS}}}unit"):
+                data = {d.get("id"): d.text or "" for d in unit.iter(f"{{{NS}}}data")}
+                target = unit.find(f"{{{NS}}}segment/{{{NS}}}target")
+                if target is not None:
+                    flat = (target.text or "") + "".join(
+                        data[c.get("dataRef")] + (c.tail or "") for c in target
+                    )
+                    assert flat == records[unit.get("id")].text
+        result = import_xliff(catalog, out, "vendor")
+        assert result.updated == [], (locale, result.updated[:3])
+        units_total += units
+        unchanged_total += result.unchanged
+    assert store_hashes(root) == before
+    assert unchanged_total == sum(len(store.splitlines()) for store in _store_texts(root))
+    assert units_total >= unchanged_total
+    validated = validate(load_catalog(Project.at(root)))
+    assert validated.problems == []
+
+
+def _store_texts(root: Path) -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in sorted((root / "translations").glob("*/*.jsonl"))]
+
+
+def test_chinese_round_trip_through_the_cli_keeps_statuses_and_bytes(tmp_path: Path, cli) -> None:
+    root = copy_repository_catalog(tmp_path / "catalog")
+    before = store_hashes(root)
+    out = tmp_path / "zh.xlf"
+    assert cli("xliff", "export", "--root", str(root), "--locale", "zh", "--out", str(out)).code == 0
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(root))
+    assert result.code == 0, result.err
+    assert "\n0 updated, " in result.err
+    assert store_hashes(root) == before
+
+
+def _mark(root: Path, locale: str, status: str, segment: str = "gen-01.f") -> None:
+    path = root / "translations" / locale / "sentiment.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        rec = json.loads(line)
+        if rec["segment"] == segment:
+            rec["status"] = status
+            lines[i] = json.dumps(rec, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_round_trip_keeps_approved_and_stale_records_as_they_are(mini: Path, tmp_path: Path, cli) -> None:
+    _mark(mini, "de", "approved", "gen-01.f")
+    tpl = mini / "templates" / "sentiment" / "templates.yaml"
+    tpl.write_text(
+        tpl.read_text(encoding="utf-8").replace("He grew up in a", "He was raised in a"), encoding="utf-8"
+    )
+    assert cli("translations", "sync", "--root", str(mini)).code == 0  # rel-01.m is stale now
+    before = store_text(mini)
+    out = tmp_path / "de.xlf"
+    assert cli("xliff", "export", "--root", str(mini), "--locale", "de", "--out", str(out)).code == 0
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 0 and "0 updated, 4 unchanged" in result.err
+    assert store_text(mini) == before
+    records = {json.loads(x)["segment"]: json.loads(x) for x in before.splitlines()}
+    assert records["gen-01.f"]["status"] == "approved" and records["rel-01.m"]["status"] == "stale"
+
+
+def test_a_vendor_confirming_a_stale_translation_makes_it_a_draft_again(
+    mini: Path, tmp_path: Path, cli
+) -> None:
+    tpl = mini / "templates" / "sentiment" / "templates.yaml"
+    tpl.write_text(
+        tpl.read_text(encoding="utf-8").replace("He grew up in a", "He was raised in a"), encoding="utf-8"
+    )
+    assert cli("translations", "sync", "--root", str(mini)).code == 0
+    out = tmp_path / "de.xlf"
+    cli("xliff", "export", "--root", str(mini), "--locale", "de", "--out", str(out))
+    doc = out.read_text(encoding="utf-8")
+    assert doc.count('subState="polyprobe:stale"') == 1
+    out.write_text(
+        doc.replace('state="initial" subState="polyprobe:stale"', 'state="translated"'), encoding="utf-8"
+    )
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 0 and "1 updated, 3 unchanged" in result.err
+    rec = {json.loads(x)["segment"]: json.loads(x) for x in store_text(mini).splitlines()}["rel-01.m"]
+    assert rec["status"] == "draft" and rec["origin"] == "import"
+    assert [e["event"] for e in rec["history"]] == ["draft", "stale", "import"]
+
+
+def _exported(mini: Path, tmp_path: Path, cli) -> tuple[Path, str]:
+    out = tmp_path / "de.xlf"
+    assert cli("xliff", "export", "--root", str(mini), "--locale", "de", "--out", str(out)).code == 0
+    return out, out.read_text(encoding="utf-8")
+
+
+def _second_unit_repeated(doc: str) -> str:
+    start = doc.index("<unit ")
+    end = doc.index("</unit>", start) + len("</unit>")
+    return doc[:end] + doc[start:end] + doc[end:]
+
+
+LAUGHS = (
+    '<?xml version="1.0"?><!DOCTYPE xliff [<!ENTITY l0 "lol">'
+    + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+    + ']><xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.1" srcLang="en" trgLang="de">&l9;</xliff>'
+)
+
+XLIFF_BAD = [
+    ("not XML", lambda doc: doc[: len(doc) // 2], "not well-formed XML"),
+    ("not XLIFF", lambda doc: "<html><body>hi</body></html>", "not an XLIFF 2.x document"),
+    ("XLIFF 1.2", lambda doc: doc.replace('version="2.1"', 'version="1.2"', 1), "not an XLIFF 2.x document"),
+    (
+        "unknown target language",
+        lambda doc: doc.replace('trgLang="de"', 'trgLang="xx"'),
+        "unknown locale 'xx'",
+    ),
+    (
+        "source language as target",
+        lambda doc: doc.replace('trgLang="de"', 'trgLang="en"'),
+        "trgLang en is the source locale",
+    ),
+    (
+        "unknown suite",
+        lambda doc: doc.replace('<file id="sentiment">', '<file id="sentimnt">'),
+        "sentimnt file: unknown suite",
+    ),
+    (
+        "unknown unit",
+        lambda doc: doc.replace('<unit id="gen-01.m">', '<unit id="gen-09.m">'),
+        "sentiment/gen-09.m [de] unit: no such segment",
+    ),
+    ("repeated unit", _second_unit_repeated, "sentiment/gen-01.f [de] unit: the unit appears more than once"),
+    (
+        "source changed since export",
+        lambda doc: doc.replace(
+            '<note category="polyprobe:source_sha">', '<note category="polyprobe:source_sha">0', 1
+        ),
+        "sentiment/gen-01.f [de] source_sha: the English source changed since this file was exported",
+    ),
+    (
+        "unsupported inline element",
+        lambda doc: doc.replace("<target>Die ", "<target><pc id='1'>Die</pc> ", 1),
+        "sentiment/gen-01.f target: unsupported inline element <pc>",
+    ),
+    (
+        "placeholder with unknown data",
+        lambda doc: doc.replace('<ph id="t1" dataRef="d2"', '<ph id="t1" dataRef="d9"', 1),
+        "sentiment/gen-01.f target: <ph> refers to unknown data 'd9'",
+    ),
+    (
+        "emptied target",
+        lambda doc: doc[: doc.index("<target>")] + "<target></target>" + doc[doc.index("</target>") + 9 :],
+        "sentiment/gen-01.f [de] target: text is empty",
+    ),
+    ("entity expansion bomb", lambda doc: LAUGHS, "not well-formed XML"),
+]
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize(
+    ("change", "says"), [(c, s) for _, c, s in XLIFF_BAD], ids=[i for i, *_ in XLIFF_BAD]
+)
+def test_a_bad_xliff_file_is_refused_with_nothing_written(
+    change, says: str, mini: Path, tmp_path: Path, cli
+) -> None:
+    out, doc = _exported(mini, tmp_path, cli)
+    out.write_text(change(doc), encoding="utf-8")
+    before = store_hashes(mini)
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 2, result.err
+    assert says in result.err
+    assert str(out) in result.err or "unknown locale" in result.err
+    assert store_hashes(mini) == before
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.bad_input
+def test_a_non_utf8_xliff_file_is_refused(mini: Path, tmp_path: Path, cli) -> None:
+    out, doc = _exported(mini, tmp_path, cli)
+    out.write_bytes(doc.encode("utf-8").replace("glücklich".encode(), b"gl\xfccklich", 1))
+    before = store_hashes(mini)
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 2 and f"{out}: line" in result.err and "invalid UTF-8 (byte 0xfc" in result.err
+    assert store_hashes(mini) == before
+
+
+NEWER_DE = "Die {{ adj(group, 'f', 'nom', 'def') }} Frau ist heute froh."
+
+
+@pytest.mark.bad_input
+def test_a_vendor_edit_of_a_text_changed_since_export_is_a_conflict(mini: Path, tmp_path: Path, cli) -> None:
+    out, doc = _exported(mini, tmp_path, cli)
+    assert run_draft(cli, mini, tmp_path, "de", {"gen-01.f": NEWER_DE}).code == 0
+    out.write_text(doc.replace("ist heute glücklich", "ist heute sehr glücklich", 1), encoding="utf-8")
+    before = store_hashes(mini)
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 2
+    assert (
+        "sentiment/gen-01.f [de] target: the store's translation changed since this file was exported"
+        in result.err
+    )
+    assert store_hashes(mini) == before
+
+
+def test_a_unit_the_vendor_left_alone_keeps_a_newer_draft(mini: Path, tmp_path: Path, cli) -> None:
+    out, _ = _exported(mini, tmp_path, cli)
+    assert run_draft(cli, mini, tmp_path, "de", {"gen-01.f": NEWER_DE}).code == 0
+    result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert result.code == 0 and "0 updated, 4 unchanged" in result.err
+    assert json.loads(store_text(mini).splitlines()[0])["text"] == NEWER_DE

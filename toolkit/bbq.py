@@ -47,9 +47,10 @@ from toolkit.bbq_targets import INTERSECTIONAL, UNKNOWN_TAG, Known, label_type, 
 from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_text_atomic
+from toolkit.gate import gate
 from toolkit.project import Project
 from toolkit.records import Record
-from toolkit.store import Event, load_store, store_lock, utc_now
+from toolkit.store import Event, load_store_strict, store_lock, utc_now
 from toolkit.templates import source_sha
 
 SAMPLES_FILE = ".polyprobe/imports/bbq/items.jsonl"
@@ -566,18 +567,29 @@ def _import_translations(
             f"none of the {len(located)} translated items matches an imported English item"
             + (f" ({refused[0]}, ...)" if refused else "")
         )
+    texts: dict[str, str] = {}
+    for pair in aligned:
+        fields = {"context": pair.translated.context, "question": pair.translated.question}
+        for j, i in enumerate(pair.options):
+            fields[f"ans{i}"] = pair.translated.answers[j]
+        texts.update({f"{pair.english.item_id}.{name}": fields[name] for name in FIELDS})
+    origin = {f"{pair.english.item_id}.{name}": pair.where for pair in aligned for name in FIELDS}
+    broken = [
+        Problem(origin[segment].rsplit(":", 1)[0], segment, "text", reason, locale)
+        for segment, reasons in gate(catalog, "bbq", locale, texts).items()
+        for reason in reasons
+    ]
+    if broken:
+        raise CatalogError(broken)  # the store's gate: nothing is written
     now = utc_now()
     count = 0
     with store_lock(catalog.project, locale, "bbq"):
-        store = load_store(catalog.project, locale, "bbq", catalog.problems)
+        store = load_store_strict(catalog.project, locale, "bbq")  # refuses a damaged store
         for pair in aligned:
-            en, tr = pair.english, pair.translated
-            texts = {"context": tr.context, "question": tr.question}
-            for j, i in enumerate(pair.options):
-                texts[f"ans{i}"] = tr.answers[j]
+            en = pair.english
             for name in FIELDS:
                 sid = f"{en.item_id}.{name}"
-                text, src = texts[name], getattr(en, name)
+                text, src = texts[sid], getattr(en, name)
                 current = store.records.get(sid)
                 if current is not None and current.text == text and current.source_sha == source_sha(src):
                     continue

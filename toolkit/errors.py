@@ -75,12 +75,16 @@ def ordered(problems: list[Problem]) -> list[Problem]:
 class CatalogError(InputError):
     """The catalog (templates, lexicons, translations) has problems; all of them are listed."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], hint: str = "") -> None:
         self.problems = ordered(problems)
+        self.hint = hint
+        """What to do about them, printed after the list."""
         lines = self.lines()
         shown = lines[:50]
         if len(lines) > len(shown):
             shown.append(f"... and {len(lines) - len(shown)} more")
+        if hint:
+            shown.append(hint)
         super().__init__(f"{self.summary()} in the catalog:\n" + "\n".join(shown))
 
     def lines(self) -> list[str]:

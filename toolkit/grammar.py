@@ -1,10 +1,11 @@
 """The sandbox templates render in: one Jinja environment per locale, holding only that
 locale's grammar macros (templates/_grammar/<locale>.j2).
 
-Templates are data written by contributors and translators, so they get a
-``SandboxedEnvironment`` with ``StrictUndefined``, no default globals (no ``cycler``,
-``range``, ``namespace``...), no loader (no include/import), and a static check that refuses
-any access to underscore attributes before anything is rendered.
+Templates are data written by contributors and translators, so they get a sandboxed
+environment with ``StrictUndefined``, no default globals (no ``cycler``, ``range``,
+``namespace``...), no loader (no include/import), resource limits on every render
+(toolkit/sandbox.py), and a static check that refuses any access to underscore attributes
+before anything is rendered.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, nodes
 from jinja2 import Template as JinjaTemplate
 from jinja2.exceptions import SecurityError, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
 
 from toolkit.errors import Problem
 from toolkit.fileio import FileFormatError, read_text
 from toolkit.project import Project
+from toolkit.sandbox import LIMITS, BoundedEnvironment, LimitExceeded, Limits, budget, static_problems
 
 _FORBIDDEN_NODES: dict[type[nodes.Node], str] = {
     nodes.Import: "import",
@@ -96,7 +97,7 @@ class LocaleGrammar:
 
     locale: str
     file: str | None
-    env: SandboxedEnvironment
+    env: BoundedEnvironment
     macros: frozenset[str]
     _analyses: dict[str, Analysis] = field(default_factory=dict)
     _asts: dict[str, nodes.Template] = field(default_factory=dict)
@@ -111,12 +112,23 @@ class LocaleGrammar:
         return cached
 
     def _analyse(self, text: str) -> Analysis:
+        if len(text) > self.env.limits.max_length:
+            return Analysis(
+                problems=(
+                    f"sandbox limit: the text has {len(text):,} characters "
+                    f"(the limit is {self.env.limits.max_length:,})",
+                )
+            )
         try:
             ast = self.env.parse(text)
         except TemplateSyntaxError as exc:
             return Analysis(problems=(f"Jinja syntax error on line {exc.lineno}: {exc.message}",))
+        except LimitExceeded as exc:
+            return Analysis(problems=(f"sandbox limit: {exc}",))
+        except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+            return Analysis(problems=(f"Jinja cannot parse it: {type(exc).__name__}: {exc}",))
         self._asts[text] = ast
-        problems: list[str] = []
+        problems: list[str] = list(static_problems(ast, self.env))
         loads: set[str] = set()
         stores: set[str] = set()
         forbidden: set[str] = set()
@@ -141,9 +153,16 @@ class LocaleGrammar:
     def compile(self, text: str) -> JinjaTemplate:
         tpl = self._compiled.get(text)
         if tpl is None:
-            ast = self._asts.pop(text, None) or self.env.parse(text)
-            _mark_empty_outputs(ast)
-            tpl = self.env.from_string(ast)
+            try:
+                ast = self._asts.pop(text, None) or self.env.parse(text)
+                _mark_empty_outputs(ast)
+                tpl = self.env.from_string(ast)
+            except LimitExceeded as exc:
+                raise RenderFailure(f"sandbox limit: {exc}") from None
+            except TemplateError as exc:
+                raise RenderFailure(str(exc)) from None
+            except (RecursionError, MemoryError, ValueError, OverflowError) as exc:
+                raise RenderFailure(f"Jinja cannot compile it: {type(exc).__name__}") from None
             self._compiled[text] = tpl
         return tpl
 
@@ -175,10 +194,17 @@ class LocaleGrammar:
                 out.append(part)
         return finish("".join(out))
 
-    @staticmethod
-    def _run(template: JinjaTemplate, context: dict[str, Any]) -> str:
+    def _run(self, template: JinjaTemplate, context: dict[str, Any]) -> str:
+        """Render within a fresh budget of the sandbox's limits."""
         try:
-            return template.render(context)
+            with budget(self.env.limits):
+                return template.render(context)
+        except LimitExceeded as exc:
+            raise RenderFailure(f"sandbox limit: {exc}") from None
+        except RecursionError:
+            raise RenderFailure("sandbox limit: calls nested too deep (a recursive macro?)") from None
+        except MemoryError:
+            raise RenderFailure("sandbox limit: the render ran out of memory") from None
         except SecurityError as exc:
             raise RenderFailure(f"unsafe template: {exc}") from None
         except UndefinedError as exc:
@@ -190,7 +216,7 @@ class LocaleGrammar:
             raise RenderFailure(msg) from None
         except TemplateError as exc:
             raise RenderFailure(str(exc)) from None
-        except (TypeError, ValueError, KeyError, IndexError) as exc:
+        except (TypeError, ValueError, KeyError, IndexError, ArithmeticError) as exc:
             raise RenderFailure(f"{type(exc).__name__}: {exc}") from None
 
 
@@ -212,9 +238,8 @@ def finish(out: str) -> str:
     return out if unicodedata.is_normalized("NFC", out) else unicodedata.normalize("NFC", out)
 
 
-def new_environment() -> SandboxedEnvironment:
-    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
-    env.globals.clear()
+def new_environment(limits: Limits = LIMITS) -> BoundedEnvironment:
+    env = BoundedEnvironment(limits, undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
     env.filters["mark_empty"] = _mark_empty
     return env
 
@@ -237,6 +262,18 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
     except FileFormatError as exc:
         problems.append(exc.problem(locale))
         return LocaleGrammar(locale, rel, env, frozenset())
+    except (LimitExceeded, RecursionError, MemoryError, ValueError, OverflowError) as exc:
+        why = (
+            f"sandbox limit: {exc}"
+            if isinstance(exc, LimitExceeded)
+            else f"cannot parse: {type(exc).__name__}"
+        )
+        problems.append(Problem(rel, "(grammar)", "", why, locale))
+        return LocaleGrammar(locale, rel, env, frozenset())
+    refused = static_problems(ast, env)
+    if refused:
+        problems.extend(Problem(rel, "(grammar)", "", message, locale) for message in refused)
+        return LocaleGrammar(locale, rel, env, frozenset())
     names = [m.name for m in ast.find_all(nodes.Macro) if not m.name.startswith("_")]
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         name = _accessed_name(node)
@@ -245,6 +282,12 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
                 Problem(rel, "(grammar)", f"line {node.lineno}", f"access to {name!r} is not allowed", locale)
             )
             return LocaleGrammar(locale, rel, env, frozenset())
-    module = env.from_string(source).module
+    try:
+        with budget(env.limits):
+            module = env.from_string(ast).module
+    except (TemplateError, TypeError, ValueError, ArithmeticError, RecursionError, MemoryError) as exc:
+        why = f"sandbox limit: {exc}" if isinstance(exc, LimitExceeded) else f"{type(exc).__name__}: {exc}"
+        problems.append(Problem(rel, "(grammar)", "", f"the macros do not load: {why}", locale))
+        return LocaleGrammar(locale, rel, env, frozenset())
     env.globals.update({name: getattr(module, name) for name in names})
     return LocaleGrammar(locale, rel, env, frozenset(names))

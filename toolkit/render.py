@@ -82,7 +82,7 @@ class Job:
             self._resolved = list(self._resolve())
         return self._resolved
 
-    def _source_analysis(self, segment: Segment) -> Analysis | None:
+    def checked_source(self, segment: Segment) -> Analysis | None:
         source_grammar = self.catalog.grammar(self.catalog.locales.source.code)
         analysis = source_grammar.analyse(segment.source)
         allowed = set(self.suite.spec.slots)
@@ -104,7 +104,7 @@ class Job:
         store: StoreFile | None = None if self.is_source else self.catalog.store(self.suite.id, self.locale)
         want = STATUS_RANK[self.min_status]
         for segment in self.suite.segments.values():
-            source = self._source_analysis(segment)
+            source = self.checked_source(segment)
             if source is None:
                 continue
             if store is None:

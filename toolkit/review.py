@@ -17,6 +17,7 @@ from typing import Any
 
 from toolkit.agreement import competing_edits_chrf, krippendorff_alpha_nominal
 from toolkit.catalog import Catalog
+from toolkit.gate import gate_one
 from toolkit.grammar import RenderFailure
 from toolkit.labelstudio import (
     INTERFACE_VERSION,
@@ -26,7 +27,7 @@ from toolkit.labelstudio import (
     parse_result,
     project_title,
 )
-from toolkit.render import Job, source_analysis, translation_problems
+from toolkit.render import Job
 from toolkit.review_policy import Decision, ReviewPolicy, Verdict, decide
 from toolkit.review_task import (
     HIDDEN_COLUMNS,
@@ -42,7 +43,7 @@ from toolkit.store import (
     Event,
     Translation,
     check_transition,
-    load_store,
+    load_store_strict,
     store_lock,
     utc_now,
 )
@@ -281,7 +282,7 @@ def pull(
             )
         notices: list[tuple[int, dict[str, Any]]] = []
         with store_lock(catalog.project, locale, suite_id):
-            store = load_store(catalog.project, locale, suite_id, catalog.problems)
+            store = load_store_strict(catalog.project, locale, suite_id)  # refuses a damaged store
             dirty = False
             for task in exported:
                 data = task.get("data", {})
@@ -378,7 +379,6 @@ def _ingest(
     report: PullReport,
     live: dict[str, set[str]],
 ) -> Translation:
-    suite = catalog.suite(suite_id)
     prefix = f"{REF}:{project}:"
     seen_refs = {e.ref for e in record.history if e.ref and e.ref.startswith(prefix)}
     pulled_before = {ref.split(":")[2] for ref in seen_refs}
@@ -393,9 +393,7 @@ def _ingest(
         verdict, edited, tags, comment = parse_result(ann.get("result", []))
         text, note = _reading(verdict, edited, draft_text)
         if note is None and text is not None and (text != record.text or record.status == "needs_edit"):
-            broken = translation_problems(
-                suite, catalog, catalog.grammar(locale), source_analysis(catalog, segment), text
-            )
+            broken = gate_one(catalog, suite_id, locale, segment.id, text)
             if broken:
                 note = FLAGGED + "; ".join(broken)
                 report.flagged.append(segment.id)

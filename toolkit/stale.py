@@ -2,36 +2,54 @@
 
 A record whose ``source_sha`` is not today's source hash is stale whatever its status says;
 `translations sync` writes that down (status `stale`, with a history event naming the new
-hash), so the store itself says what needs redoing."""
+hash), so the store itself says what needs redoing. Every store it may touch is locked and
+read strictly first: one damaged store means nothing is written anywhere."""
 
 from __future__ import annotations
 
 from toolkit.catalog import Catalog
-from toolkit.store import Event, load_store, store_lock, utc_now
+from toolkit.store import Event, StoreFile, utc_now, writing_stores
+from toolkit.templates import Suite
 
 
-def mark_stale(catalog: Catalog, suite_id: str, locale: str) -> list[str]:
-    suite = catalog.suite(suite_id)
+def mark_stale(store: StoreFile, suite: Suite, now: str) -> list[str]:
+    """Mark the store's records whose English source changed; return their segment ids."""
     changed: list[str] = []
-    with store_lock(catalog.project, locale, suite_id):
-        store = load_store(catalog.project, locale, suite_id, catalog.problems)
-        now = utc_now()
-        for segment_id, record in sorted(store.records.items()):
-            segment = suite.segments.get(segment_id)
-            if segment is None or record.status == "stale" or record.source_sha == segment.source_sha:
-                continue
-            event = Event(
-                at=now,
-                event="stale",
-                by="polyprobe",
-                status="stale",
-                source_sha=segment.source_sha,
-                note=f"English source changed (was {record.source_sha[:12]})",
-            )
-            store.records[segment_id] = record.with_event(event, status="stale")
-            changed.append(segment_id)
-        if changed:
-            store.save()
+    for segment_id, record in sorted(store.records.items()):
+        segment = suite.segments.get(segment_id)
+        if segment is None or record.status == "stale" or record.source_sha == segment.source_sha:
+            continue
+        event = Event(
+            at=now,
+            event="stale",
+            by="polyprobe",
+            status="stale",
+            source_sha=segment.source_sha,
+            note=f"English source changed (was {record.source_sha[:12]})",
+        )
+        store.records[segment_id] = record.with_event(event, status="stale")
+        changed.append(segment_id)
+    return changed
+
+
+def sync(catalog: Catalog) -> dict[tuple[str, str], list[str]]:
+    """Mark stale records in every store of the catalog's suites; (suite, locale) -> segments."""
+    pairs = [
+        (locale, suite.id)
+        for suite in catalog.suites.values()
+        for locale in suite.spec.locales
+        if locale in catalog.locales and not catalog.locales[locale].source
+    ]
+    now = utc_now()
+    changed: dict[tuple[str, str], list[str]] = {}
+    with writing_stores(catalog.project, pairs) as stores:
+        for (locale, suite_id), store in stores.items():
+            marked = mark_stale(store, catalog.suites[suite_id], now)
+            if marked:
+                changed[(suite_id, locale)] = marked
+    for (locale, suite_id), store in stores.items():
+        catalog.stores[(suite_id, locale)] = store
+    catalog.rendered.clear()
     return changed
 
 
@@ -51,30 +69,29 @@ def retire_orphans(catalog: Catalog, suite_id: str, locale: str) -> tuple[list[s
     back retired records whose segment exists again (``restored``), both files under their locks.
     Returns (retired, restored) segment ids."""
     suite = catalog.suite(suite_id)
-    project = catalog.project
     now = utc_now()
-    with store_lock(project, locale, suite_id), store_lock(project, locale, f"{suite_id}.{RETIRED}"):
-        store = load_store(project, locale, suite_id, catalog.problems)
-        retired = load_store(project, locale, f"{suite_id}.{RETIRED}", catalog.problems)
+    retired_key = (locale, f"{suite_id}.{RETIRED}")
+    with writing_stores(catalog.project, [(locale, suite_id), retired_key]) as stores:
+        store, retired = stores[(locale, suite_id)], stores[retired_key]
         gone = sorted(s for s in store.records if s not in suite.segments)
         back = sorted(s for s in retired.records if s in suite.segments and s not in store.records)
-        # every record stays in at least one of the two files whenever a write is cut short
+        # every record stays in at least one of the two files whenever a write is cut short:
+        # the retired file is saved before the store loses its orphans, and the store before
+        # the retired file loses what came back
         for sid in gone:
             event = Event(
                 at=now, event=RETIRED, by="polyprobe", note="the suite has no such segment (orphan)"
             )
             retired.records[sid] = store.records[sid].with_event(event)
-        if gone:
-            retired.save()
+        retired.save()
         for sid in gone:
             del store.records[sid]
         for sid in back:
             event = Event(at=now, event="restored", by="polyprobe", note="the segment exists again")
             store.records[sid] = retired.records[sid].with_event(event)
-        if gone or back:
-            store.save()
+        store.save()
         for sid in back:
             del retired.records[sid]
-        if back:
-            retired.save()
+    catalog.stores[(suite_id, locale)] = store
+    catalog.rendered.clear()
     return gone, back

@@ -48,15 +48,14 @@ from toolkit.deepl_api import (
     RetryPolicy,
 )
 from toolkit.errors import CatalogError, InputError, PolyprobeError, Problem
+from toolkit.gate import gate
 from toolkit.glossary import glossary_entries, glossary_name, glossary_prefix
 from toolkit.ledger import Ledger, ledger_path
 from toolkit.placeholders import PlaceholderError, Protected, SourceSlots, Unsendable, join, parse, protect
-from toolkit.render import Job, Resolved, source_analysis, suite_schema, translation_problems
 from toolkit.slots import SLOTS_SUFFIX, SlotRules, load_slot_rules, resolve, source_definite, source_slots
-from toolkit.store import Event, Status, StoreFile, load_store, store_lock, utc_now
-from toolkit.suites import kind_of
+from toolkit.store import Event, Status, StoreFile, load_store_strict, store_lock, utc_now
 from toolkit.templates import Segment, Suite
-from toolkit.textcheck import BIDI_CONTROLS, text_problems
+from toolkit.textcheck import BIDI_CONTROLS
 
 __all__ = ["KEY_ENV", "SERVER_ENV", "MachineTranslationFailed", "QuotaExhausted"]
 
@@ -264,7 +263,7 @@ def translate(
     slots = source_slots_of(catalog)
     rules = slot_rules(catalog, locale)
     with store_lock(catalog.project, locale, suite_id):
-        store = load_store(catalog.project, locale, suite_id, catalog.problems)  # fresh, under the lock
+        store = load_store_strict(catalog.project, locale, suite_id)  # fresh, under the lock; refuses damage
         todo = pending(store, list(suite.segments.values()), options.retry_rejected)
         work = plan(todo, options.max_chars, slots)
         units = work.units
@@ -638,36 +637,9 @@ def entry_problems(
     catalog: Catalog, suite: Suite, locale: str, entries: list[tuple[Segment, str]]
 ) -> dict[str, list[str]]:
     """The store-entry gate for machine translation: segment id -> what `render` would refuse in
-    its text (nothing: it may be stored as current).
-
-    Clean text, the static checks (syntax, sandbox, the source's slots, the suite's own), and a
-    render for every group and variant of the suite, exactly as the renderer does it (the texts
-    of one call render together, sharing expressions). This is the one call site of the gate in
-    translation: the project's shared store-entry gate replaces it."""
-    out: dict[str, list[str]] = {}
-    passing: list[Resolved] = []
-    grammar = catalog.grammar(locale)
-    file = catalog.project.rel(catalog.store(suite.id, locale).path)
-    for segment, text in entries:
-        problems = [f"text {m}" for m in text_problems(text)] or translation_problems(
-            suite, catalog, grammar, source_analysis(catalog, segment), text
-        )
-        out[segment.id] = problems
-        if not problems:
-            passing.append(Resolved(segment, text, "machine", "deepl", file))
-    if passing:
-        job = Job(catalog, suite, locale, "draft", _resolved=passing)
-        kind_of(suite.id).build(job, suite_schema(catalog, suite))
-        failed: dict[str, set[str]] = {}
-        for p in job.problems:  # a problem not about one of these texts stops them all
-            for record in [p.record] if p.record in out else list(out):
-                failed.setdefault(record, set()).add(f"does not render ({p.field}): {p.message}")
-        for segment_id, messages in failed.items():
-            listed = sorted(messages)
-            if len(listed) > 3:
-                listed = [*listed[:3], f"and {len(listed) - 3} more group(s)"]
-            out[segment_id] = listed
-    return out
+    its text (nothing: it may be stored as current). The same gate drafts, XLIFF and review
+    edits pass (toolkit.gate)."""
+    return gate(catalog, suite.id, locale, {segment.id: text for segment, text in entries})
 
 
 def _storable(raw: str) -> str:

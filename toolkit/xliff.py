@@ -1,12 +1,15 @@
 """XLIFF 2.1 export and import of a locale's segments, for translation vendors who work in CAT
 tools. The round trip loses nothing: unit ids are segment ids, the source hash, origin and
 template notes travel as notes, the exact status travels as ``subState``, and template code
-travels as inline ``<ph>`` codes whose original text sits in ``<originalData>``.
+travels as inline ``<ph>`` codes whose original text sits in ``<originalData>``. The file is
+indented for people, but never inside ``<source>``, ``<target>``, ``<note>`` or ``<data>``:
+there whitespace is content.
 
 Import changes only what a vendor changed: an edited target becomes a new draft (origin
-`import`) with a history event; an unchanged one changes nothing. Units whose source changed
-since export, unknown units, and targets that break the template's slots are refused, all
-listed, and nothing is written."""
+`import`) with a history event; an unchanged one changes nothing, not a byte. Edited targets
+pass the store's gate (toolkit/gate.py). Units whose source changed since export, unknown or
+repeated units, and targets the gate refuses are all listed, and nothing is written; so is a
+store that cannot be read whole."""
 
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ from pathlib import Path
 from toolkit.catalog import Catalog
 from toolkit.errors import CatalogError, InputError, Problem
 from toolkit.fileio import read_text, write_bytes_atomic
-from toolkit.render import source_analysis, translation_problems
-from toolkit.store import Event, load_store, store_lock, utc_now
+from toolkit.gate import gate
+from toolkit.store import Event, Translation, utc_now, writing_stores
+from toolkit.templates import source_sha
 
 NS = "urn:oasis:names:tc:xliff:document:2.0"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -71,6 +75,22 @@ def _flatten(
     return "".join(out)
 
 
+_TEXT_ELEMENTS = frozenset(_q(tag) for tag in ("source", "target", "note", "data"))
+
+
+def _indent(element: ET.Element, level: int = 0) -> None:
+    """Indent the document's structure for reading; text elements are left exactly as built
+    (ET.indent would put whitespace into mixed content, and import would read it back)."""
+    if element.tag in _TEXT_ELEMENTS or not len(element):
+        return
+    inner = "\n" + "  " * (level + 1)
+    element.text = inner
+    for child in element:
+        _indent(child, level + 1)
+        child.tail = inner
+    element[-1].tail = "\n" + "  " * level
+
+
 def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) -> int:
     """Write every segment of ``suites`` for ``locale``; return how many units were written."""
     catalog.check_locale(locale)
@@ -91,6 +111,9 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
             ET.SubElement(notes, _q("note"), {"category": "polyprobe:source_sha"}).text = segment.source_sha
             if record is not None:
                 ET.SubElement(notes, _q("note"), {"category": "polyprobe:origin"}).text = record.origin
+            # what the target was when exported: import tells a vendor's edit from a store change
+            exported = source_sha(record.text) if record is not None else ""
+            ET.SubElement(notes, _q("note"), {"category": "polyprobe:target_sha"}).text = exported
             if segment.template.note:
                 ET.SubElement(notes, _q("note"), {"category": "polyprobe:note"}).text = segment.template.note
             codes: dict[str, str] = {}
@@ -110,7 +133,7 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
                     ET.SubElement(original, _q("data"), {"id": data_id}).text = code
             unit.append(seg_el)
             units += 1
-    ET.indent(root, space="  ")
+    _indent(root)
     data = ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
     write_bytes_atomic(out, data)
     return units
@@ -122,26 +145,33 @@ class XliffImport:
     unchanged: int = 0
 
 
-def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
-    file = str(path)
-    try:
-        root = ET.fromstring(read_text(path, file))
-    except ET.ParseError as exc:
-        raise InputError(f"{file}: not well-formed XML: {exc}") from None
-    if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
-        raise InputError(f"{file}: not an XLIFF 2.x document")
-    locale = root.get("trgLang", "")
-    catalog.check_locale(locale)
-    problems: list[Problem] = []
-    changes: dict[str, dict[str, tuple[str, str]]] = {}
-    result = XliffImport()
+@dataclass(frozen=True)
+class _Unit:
+    suite: str
+    id: str
+    target: str
+    state: str
+    exported_sha: str | None
+    """The hash of the target as exported ("" for none); None in files from before it was noted."""
+
+    @property
+    def where(self) -> str:
+        return f"{self.suite}/{self.id}"
+
+
+def _read_units(
+    catalog: Catalog, root: ET.Element, file: str, locale: str, problems: list[Problem]
+) -> list[_Unit]:
+    """The units with a target, after the checks that need no store: known suite and segment,
+    the source hash exported with it, inline codes that resolve, each unit once."""
+    units: list[_Unit] = []
+    seen: set[tuple[str, str]] = set()
     for file_el in root.findall(_q("file")):
         suite_id = file_el.get("id", "")
         if suite_id not in catalog.suites:
-            problems.append(Problem(file, suite_id, "file", "unknown suite"))
+            problems.append(Problem(file, suite_id or "(file)", "file", "unknown suite"))
             continue
         suite = catalog.suites[suite_id]
-        records = catalog.store(suite_id, locale).records
         for unit in file_el.findall(_q("unit")):
             uid = unit.get("id", "")
             where = f"{suite_id}/{uid}"
@@ -149,6 +179,10 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
             if segment is None:
                 problems.append(Problem(file, where, "unit", "no such segment", locale))
                 continue
+            if (suite_id, uid) in seen:
+                problems.append(Problem(file, where, "unit", "the unit appears more than once", locale))
+                continue
+            seen.add((suite_id, uid))
             notes = {n.get("category"): (n.text or "") for n in unit.iter(_q("note"))}
             if notes.get("polyprobe:source_sha") != segment.source_sha:
                 problems.append(
@@ -161,43 +195,103 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
                     )
                 )
                 continue
-            data = {d.get("id", ""): (d.text or "") for d in unit.iter(_q("data"))}
-            target_el = unit.find(f"{_q('segment')}/{_q('target')}")
-            if target_el is None:
-                continue
-            target = _flatten(target_el, data, where, problems, file)
-            record = records.get(uid)
-            if record is not None and record.text == target and record.source_sha == segment.source_sha:
-                result.unchanged += 1
-                continue
-            if not target.strip():
-                continue
-            for message in translation_problems(
-                suite, catalog, catalog.grammar(locale), source_analysis(catalog, segment), target
-            ):
-                problems.append(Problem(file, where, "target", message, locale))
             seg_el = unit.find(_q("segment"))
-            state = seg_el.get("state", "") if seg_el is not None else ""
-            changes.setdefault(suite_id, {})[uid] = (target, state)
-    if problems:
-        raise CatalogError(problems)
+            target_el = seg_el.find(_q("target")) if seg_el is not None else None
+            if seg_el is None or target_el is None:
+                continue
+            data = {d.get("id", ""): (d.text or "") for d in unit.iter(_q("data"))}
+            target = _flatten(target_el, data, where, problems, file)
+            units.append(
+                _Unit(
+                    suite_id,
+                    uid,
+                    target,
+                    seg_el.get("state", ""),
+                    notes.get("polyprobe:target_sha"),
+                )
+            )
+    return units
+
+
+def _change(unit: _Unit, record: Translation | None, source_sha_now: str) -> str:
+    """ "unchanged" (the vendor left the unit as exported), "edit", or "conflict" (the vendor
+    edited it and the store's text changed since the export: importing would silently
+    replace newer work)."""
+    now = record.text if record is not None else None
+    if unit.exported_sha is None:  # a file from before the target's hash was noted
+        vendor_edited = now != unit.target
+        store_changed = False
+    else:
+        vendor_edited = source_sha(unit.target) != unit.exported_sha
+        store_changed = (source_sha(now) if now is not None else "") != unit.exported_sha
+    stale = record is not None and (record.source_sha != source_sha_now or record.status == "stale")
+    confirms_stale = stale and unit.state not in ("", "initial")  # exported as initial; text kept
+    if not vendor_edited and not confirms_stale:
+        return "unchanged"
+    return "conflict" if store_changed else "edit"
+
+
+def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
+    file = str(path)
+    try:
+        root = ET.fromstring(read_text(path, file))
+    except ET.ParseError as exc:
+        raise InputError(f"{file}: not well-formed XML: {exc}") from None
+    if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
+        raise InputError(f"{file}: not an XLIFF 2.x document")
+    locale = root.get("trgLang", "")
+    catalog.check_locale(locale)
+    if catalog.locales[locale].source:
+        raise InputError(f"{file}: trgLang {locale} is the source locale: there is nothing to import")
+    problems: list[Problem] = []
+    units = _read_units(catalog, root, file, locale, problems)
+    result = XliffImport()
     now = utc_now()
-    for suite_id, edits in changes.items():
-        suite = catalog.suites[suite_id]
-        with store_lock(catalog.project, locale, suite_id):
-            store = load_store(catalog.project, locale, suite_id, catalog.problems)
-            for uid, (target, state) in sorted(edits.items()):
-                segment = suite.segments[uid]
+    suites = sorted({u.suite for u in units})
+    with writing_stores(catalog.project, [(locale, s) for s in suites]) as stores:
+        edits: dict[str, dict[str, _Unit]] = {}
+        for unit in units:
+            segment = catalog.suites[unit.suite].segments[unit.id]
+            record = stores[(locale, unit.suite)].records.get(unit.id)
+            change = _change(unit, record, segment.source_sha)
+            if change == "unchanged":
+                result.unchanged += 1
+            elif change == "conflict":
+                problems.append(
+                    Problem(
+                        file,
+                        unit.where,
+                        "target",
+                        "the store's translation changed since this file was exported, and so did the "
+                        "vendor's: export again, or put the vendor's text in by hand",
+                        locale,
+                    )
+                )
+            elif record is not None or unit.target.strip():  # an untranslated unit left empty is no edit
+                edits.setdefault(unit.suite, {})[unit.id] = unit
+        for suite_id, suite_edits in edits.items():
+            verdicts = gate(catalog, suite_id, locale, {uid: u.target for uid, u in suite_edits.items()})
+            for uid, reasons in verdicts.items():
+                where = suite_edits[uid].where
+                problems.extend(Problem(file, where, "target", reason, locale) for reason in reasons)
+        if problems:
+            raise CatalogError(problems)  # before the stores are saved: nothing written
+        for suite_id, suite_edits in sorted(edits.items()):
+            store = stores[(locale, suite_id)]
+            for uid, unit in sorted(suite_edits.items()):
+                segment = catalog.suites[suite_id].segments[uid]
                 event = Event(
                     at=now,
                     event="import",
                     by=by,
                     status="draft",
-                    text=target,
+                    text=unit.target,
                     source_sha=segment.source_sha,
-                    note=f"XLIFF state {state or 'none'}",
+                    note=f"XLIFF state {unit.state or 'none'}",
                 )
-                store.put(uid, segment.source, target, "import", "draft", event)
-                result.updated.append(f"{suite_id}/{uid}")
-            store.save()
+                store.put(uid, segment.source, unit.target, "import", "draft", event)
+                result.updated.append(unit.where)
+    for (loc, suite_id), store in stores.items():
+        catalog.stores[(suite_id, loc)] = store
+    catalog.rendered.clear()
     return result

@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.lines():
             _say_error(line)
         _say_error(exc.summary())
+        if exc.hint:
+            err_console.print(f"hint: {exc.hint}", highlight=False, markup=False, soft_wrap=True)
         return exc.exit_code
     except PolyprobeError as exc:
         _say_error(str(exc))

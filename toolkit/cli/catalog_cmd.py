@@ -19,6 +19,7 @@ from toolkit.cli.common import (
     progress,
     project_at,
     warn_problems,
+    warn_skipped,
 )
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.errors import CatalogError, InputError
@@ -87,6 +88,7 @@ def lint_command(root: Root = None, json: JsonFlag = False) -> None:
 def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
     """Translation status counts per locale × suite."""
     catalog = load_catalog(project_at(root))
+    warn_skipped(catalog.problems)
     data = coverage(catalog)
     warn_problems(catalog)
     if json:

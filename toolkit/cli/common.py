@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from toolkit.catalog import Catalog
-from toolkit.errors import InputError, ordered
+from toolkit.errors import InputError, Problem, ordered
 from toolkit.project import Project
+from toolkit.store import SKIPPED
 
 err_console = Console(stderr=True, soft_wrap=True)
 out_console = Console(soft_wrap=True)
@@ -80,3 +81,17 @@ def progress() -> Progress:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def warn_skipped(problems: list[Problem]) -> None:
+    """Reports read the translation store leniently: say which lines they could not use."""
+    skipped = sorted({p for p in problems if p.message.endswith(SKIPPED)})
+    for problem in skipped:
+        err_console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
+    if skipped:
+        err_console.print(
+            f"warning: {len(skipped)} store line(s) not counted; `polyprobe translations repair` sets them "
+            "aside and makes the files whole",
+            highlight=False,
+            markup=False,
+        )

@@ -9,10 +9,11 @@ import typer
 from rich.table import Table
 
 from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
+from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at, warn_skipped
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.drafts import import_drafts
-from toolkit.stale import RETIRED, mark_stale, orphans, retire_orphans
+from toolkit.repair import repair_store, store_files
+from toolkit.stale import RETIRED, orphans, retire_orphans, sync
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -45,6 +46,7 @@ def draft_command(
 def status_command(root: Root = None, json: JsonFlag = False) -> None:
     """Segments per locale × suite × status (English: the source)."""
     catalog = load_catalog(project_at(root))
+    warn_skipped(catalog.problems)
     data = coverage(catalog)
     by_locale: dict[str, dict[str, dict[str, int]]] = {}
     for suite, per_locale in data.items():
@@ -79,18 +81,17 @@ def sync_command(
     """Mark translations whose English source changed as stale (with a history event); report
     orphan records (whose segment is gone), and retire them with --retire-orphans."""
     catalog = load_catalog(project_at(root, writes=True))
-    total = 0
 
     def say(text: str) -> None:
         err_console.print(text, highlight=False, markup=False)
 
+    changed = sync(catalog)
+    for (suite_id, locale), segments in sorted(changed.items()):
+        say(f"{locale}/{suite_id}: {len(segments)} stale")
+    total = sum(len(segments) for segments in changed.values())
     for suite in catalog.suites.values():
         for locale in suite.spec.locales:
             if locale in catalog.locales and not catalog.locales[locale].source:
-                changed = mark_stale(catalog, suite.id, locale)
-                total += len(changed)
-                if changed:
-                    say(f"{locale}/{suite.id}: {len(changed)} stale")
                 if retire_orphans_:
                     gone, back = retire_orphans(catalog, suite.id, locale)
                     if gone or back:
@@ -101,3 +102,45 @@ def sync_command(
                         f"{found[0]}): pass --retire-orphans to move them to {suite.id}.{RETIRED}.jsonl"
                     )
     say(f"{total} translation(s) marked stale")
+
+
+@app.command("repair")
+def repair_command(
+    locale: Annotated[str | None, typer.Option("--locale", help="Only this locale's store files.")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", help="Only this suite's store files.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")] = False,
+    root: Root = None,
+) -> None:
+    """Make damaged store files whole: keep every good record, put every other line aside
+    byte for byte in a sidecar file next to the store (never deleted)."""
+    project = project_at(root, writes=True)
+    repaired = 0
+    for loc, sid in store_files(project, locale, suite):
+        result = repair_store(project, loc, sid, dry_run=dry_run)
+        rel = project.rel(result.path)
+        if not result.needed:
+            continue
+        repaired += 1
+        verb = "would keep" if dry_run else "kept"
+        lines = [f"{rel}: {verb} {result.kept} record(s)"]
+        for lineno, what in result.rewritten:
+            lines.append(
+                f"  line {lineno}: {what} ({'would be' if dry_run else ''} rewritten)".replace("( ", "(")
+            )
+        if result.sidecar is not None:
+            side = project.rel(result.sidecar)
+            put = "would put" if dry_run else "put"
+            lines.append(f"  {put} {len(result.set_aside)} line(s) aside in {side}:")
+            for n, bad in enumerate(result.set_aside, start=1):
+                field = f" {bad.field}" if bad.field else ""
+                lines.append(f"    {side} line {n} (was {bad.where}){field}: {bad.reason}")
+        err_console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
+    if not repaired:
+        err_console.print("every store file is whole: nothing to repair", highlight=False, markup=False)
+    elif not dry_run:
+        err_console.print(
+            "repaired. Read the lines put aside, fix what is worth keeping, append it to the store and run "
+            "`polyprobe translations repair` again; then `polyprobe catalog validate`.",
+            highlight=False,
+            markup=False,
+        )

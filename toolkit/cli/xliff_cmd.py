@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from toolkit.catalog import load_catalog
-from toolkit.cli.common import Root, err_console, project_at
+from toolkit.cli.common import Root, err_console, project_at, warn_skipped
 from toolkit.xliff import export_xliff, import_xliff
 
 app = typer.Typer(help="XLIFF 2.1 round trip for translation vendors.", no_args_is_help=True)
@@ -25,6 +25,7 @@ def export_command(
 ) -> None:
     """Write every segment of the suites, with its current translation, status and source hash."""
     catalog = load_catalog(project_at(root, announce=True), suites=suite or None, locales=[locale])
+    warn_skipped(catalog.problems)
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
     units = export_xliff(catalog, locale, suites, out)
     err_console.print(f"{units} units -> {out}", highlight=False, markup=False)

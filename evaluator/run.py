@@ -28,8 +28,8 @@ from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, 
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
 from evaluator.tasks.base import Context, Task
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.errors import InputError
+from toolkit.core.project import cache_dir
 from toolkit.release import Release, open_release
 
 

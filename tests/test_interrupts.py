@@ -46,7 +46,7 @@ def phase(*args, **kwargs):
 setattr(owner, attr, phase)
 
 if cleanup_wait != "0":
-    import toolkit.interrupts
+    import toolkit.core.interrupts
 
     real_rmtree = shutil.rmtree
 
@@ -55,7 +55,7 @@ if cleanup_wait != "0":
         time.sleep(float(cleanup_wait))
         return real_rmtree(*args, **kwargs)
 
-    toolkit.interrupts.shutil.rmtree = slow_rmtree
+    toolkit.core.interrupts.shutil.rmtree = slow_rmtree
 
 from toolkit.cli import main
 

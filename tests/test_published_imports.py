@@ -24,11 +24,11 @@ from tests.published_fixtures import (
     write_crows,
     write_study,
 )
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.reader import open_release
-from toolkit.render import render
+from toolkit.render.renderer import render
 
 CROWS_IMPORT = ".polyprobe/imports/crows-pairs/{}.jsonl"
 STUDY_IMPORT = ".polyprobe/imports/sos-study/pairs.jsonl"

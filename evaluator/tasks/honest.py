@@ -15,8 +15,8 @@ from evaluator.hurtlex import load_hurtlex
 from evaluator.metrics.honest import honest_report
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
-from toolkit.fileio import sha256_file
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.fileio import sha256_file
+from toolkit.core.project import cache_dir
 
 Completion = Literal["word", "sentence"]
 

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
+from toolkit.catalog.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
+from toolkit.core.errors import InputError
 from toolkit.release import ReleaseInvalid, open_release, verify
 from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples

@@ -10,13 +10,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
-from toolkit.errors import InputError
-from toolkit.labelstudio import INTERFACE_VERSION, Client, Settings
-from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
-from toolkit.review import pull, push, review_status
-from toolkit.review_policy import load_policy
+from toolkit.core.errors import InputError
+from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
+from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.policy import load_policy
+from toolkit.review.workflow import pull, push, review_status
 
 app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
 

@@ -4,9 +4,9 @@ events are the evidence (a record hand-set to `approved` has none)."""
 
 from __future__ import annotations
 
-from toolkit.review import REF, latest_verdicts
-from toolkit.review_policy import ReviewPolicy, decide
-from toolkit.store import Translation
+from toolkit.review.policy import ReviewPolicy, decide
+from toolkit.review.workflow import latest_verdicts
+from toolkit.store.model import REF, Translation
 
 VERDICTS = ("accept", "edited", "reject")
 """What a reviewer can say; review events without one are recorded, never counted."""

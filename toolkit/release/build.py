@@ -22,24 +22,24 @@ from typing import Any
 import polars as pl
 
 import toolkit
-from toolkit.catalog import Catalog, load_catalog
-from toolkit.errors import CatalogError, InputError
-from toolkit.fileio import WriteFailed, is_io_failure, load_yaml
-from toolkit.interrupts import discard, interrupts_held
-from toolkit.lexicon_pins import load_pins
-from toolkit.project import Project
-from toolkit.records import SEMVER_RE
+from toolkit.catalog.lexicon_pins import load_pins
+from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.catalog.studies import load_study, study_manifest
+from toolkit.core.errors import CatalogError, InputError
+from toolkit.core.fileio import WriteFailed, is_io_failure, load_yaml
+from toolkit.core.interrupts import discard, interrupts_held
+from toolkit.core.project import Project
+from toolkit.core.records import SEMVER_RE
 from toolkit.release.approvals import approval_backed
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
 from toolkit.release.content import content_sha256, file_sha256, semver_key
 from toolkit.release.reader import MANIFEST, card_for, open_release
 from toolkit.release.seal import release_signature
-from toolkit.render import render
-from toolkit.review_policy import POLICY_FILE, load_policy
-from toolkit.store import store_path
-from toolkit.studies import load_study, study_manifest
-from toolkit.suites import kind_of
-from toolkit.validate import validate
+from toolkit.render.renderer import render
+from toolkit.render.suites import kind_of
+from toolkit.render.validate import validate
+from toolkit.review.policy import POLICY_FILE, load_policy
+from toolkit.store.files import store_path
 
 NAME = "polyprobe"
 EVALUATION_LEXICONS = ("answers", "prompts")

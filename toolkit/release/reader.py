@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from toolkit.errors import InputError, PolyprobeError
+from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.release.card import render_card
 from toolkit.release.content import content_sha256, file_sha256
 from toolkit.release.seal import CARD, release_signature, shape_problems

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolkit.fileio import canonical_json
-from toolkit.records import SEMVER_RE
+from toolkit.core.fileio import canonical_json
+from toolkit.core.records import SEMVER_RE
 
 CARD = "README.md"
 SHA256 = r"^[0-9a-f]{64}$"

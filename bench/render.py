@@ -51,7 +51,7 @@ def main() -> None:
         if not kind.grouped:
             continue
         for locale in suite.spec.locales:
-            job = Job(baseline_catalog, suite, locale, "draft")
+            job = Job(baseline_catalog, suite, locale, "draft", kind)
             context = kind.context(job)
             groups = fillers(job)
             for resolved in job.resolved():

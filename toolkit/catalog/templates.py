@@ -6,6 +6,7 @@ gives one English text per variant. One template variant is one translatable seg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -13,7 +14,8 @@ from pydantic import Field
 
 from toolkit.catalog.identities import VARIANTS, Taxonomy, Variant
 from toolkit.catalog.locales import Locales
-from toolkit.core.errors import Problem
+from toolkit.catalog.published.bbq import sample_segments as bbq_sample_segments
+from toolkit.core.errors import InputError, Problem
 from toolkit.core.fileio import load_yaml_collecting
 from toolkit.core.project import Project
 from toolkit.core.records import SEMVER_RE, Record, parse_record, record_name
@@ -21,6 +23,11 @@ from toolkit.core.text import text_problems
 from toolkit.store.model import source_sha
 
 TEMPLATE_ID = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+SampleSegments = Callable[[Project, list[Problem]], list[tuple[str, str, str, str]]]
+SAMPLE_SOURCES: dict[str, SampleSegments] = {"bbq": bbq_sample_segments}
+"""Sample-mode suites and where their segments come from: (segment id, English text, item id,
+file) of every imported sample."""
 
 
 class SuiteSpec(Record):
@@ -142,11 +149,14 @@ def load_suite(
     if spec.mode == "import":
         return Suite(spec=spec, templates=(), segments={}, template_files=())
     if spec.mode == "sample":
-        # Sample mode: one segment per rendered English sample, produced by the suite's kind
-        # (e.g. imported BBQ items); template files are not used.
-        from toolkit.render.suites import kind_of
-
-        for seg_id, text, item_id, file in kind_of(suite_id).sample_segments(project, problems):
+        # Sample mode: one segment per rendered English sample, read from what was imported
+        # (e.g. BBQ items); template files are not used.
+        if suite_id not in SAMPLE_SOURCES:
+            raise InputError(
+                f"templates/{suite_id}/ is a sample-mode suite polyprobe has no samples for; "
+                f"sample-mode suites: {', '.join(sorted(SAMPLE_SOURCES))}"
+            )
+        for seg_id, text, item_id, file in SAMPLE_SOURCES[suite_id](project, problems):
             segments[seg_id] = Segment(suite_id, seg_id, Template(id=item_id, text=text), None, text, file)
         return Suite(spec=spec, templates=(), segments=dict(sorted(segments.items())), template_files=())
     for tpl_path in sorted(folder.glob("*.yaml")):

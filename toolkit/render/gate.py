@@ -24,8 +24,8 @@ from collections.abc import Mapping
 
 from toolkit.catalog.loader import Catalog
 from toolkit.core.text import text_problems
-from toolkit.render.job import Job, Resolved, translation_problems
-from toolkit.render.renderer import suite_schema
+from toolkit.render.job import Job, Resolved
+from toolkit.render.renderer import render, suite_schema
 from toolkit.render.suites import kind_of
 
 _CANDIDATE = "\0gate"
@@ -38,7 +38,8 @@ def gate(catalog: Catalog, suite_id: str, locale: str, texts: Mapping[str, str])
     suite = catalog.suite(suite_id)
     catalog.check_locale(locale)
     reasons: dict[str, list[str]] = {segment_id: [] for segment_id in texts}
-    job = Job(catalog, suite, locale, "draft")
+    kind = kind_of(suite.id)
+    job = Job(catalog, suite, locale, "draft", kind)
     candidates: list[Resolved] = []
     for segment_id, text in texts.items():
         segment = suite.segments.get(segment_id)
@@ -50,17 +51,24 @@ def gate(catalog: Catalog, suite_id: str, locale: str, texts: Mapping[str, str])
         if source is None:
             found.append("its English source has problems (see `polyprobe catalog validate`)")
         else:
-            found.extend(translation_problems(suite, catalog, job.grammar, source, text))
+            found.extend(job.translation_problems(source, text))
         reasons[segment_id].extend(found)
         if not found:
             candidates.append(Resolved(segment, text, "draft", "draft", _CANDIDATE))
     if candidates and locale in suite.spec.locales:
-        kind = kind_of(suite.id)
         schema = suite_schema(catalog, suite)
         # grouped suites render every candidate in one pass; the others build from one text
         batches = [candidates] if kind.grouped else [[c] for c in candidates]
         for batch in batches:
-            rendering = Job(catalog, suite, locale, "draft", _resolved=batch)
+            rendering = Job(
+                catalog,
+                suite,
+                locale,
+                "draft",
+                kind,
+                render_other=lambda other: render(catalog, other, locale, "draft"),
+                _resolved=batch,
+            )
             kind.build(rendering, schema)
             failed: dict[tuple[str, str], list[str]] = {}
             for problem in rendering.problems:

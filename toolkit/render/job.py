@@ -4,9 +4,9 @@ the store's translation when it is current and good enough) and every problem me
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -15,28 +15,23 @@ from toolkit.catalog.loader import Catalog
 from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import Problem
 from toolkit.render.schema import SOURCE
-from toolkit.render.suites import kind_of
 from toolkit.store.files import StoreFile
 from toolkit.store.rules import STATUS_RANK
 
 
-def translation_problems(
-    suite: Suite, catalog: Catalog, grammar: LocaleGrammar, source: Analysis, text: str
-) -> list[str]:
-    """What is wrong with a translation (store record, machine output or reviewer's edit): it must
-    parse, stay inside the sandbox's rules, use exactly the source's slots, and pass the suite's
-    own checks (e.g. honest's completion slot at the end)."""
-    analysis = grammar.analyse(text)
-    messages = list(analysis.problems)
-    if not messages:
-        for name in sorted(source.variables - analysis.variables):
-            messages.append(f"drops the slot {name!r} that the source has")
-        for name in sorted(analysis.variables - source.variables):
-            kind = "adds the slot" if name in suite.spec.slots else "uses an unknown variable"
-            messages.append(f"{kind} {name!r}")
-    if not messages:
-        messages.extend(kind_of(suite.id).text_problems(suite, text, grammar))
-    return messages
+class TextChecks(Protocol):
+    """The part of a suite kind (toolkit.render.suites) a job needs: its own checks of a text."""
+
+    def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]: ...
+
+
+@dataclass
+class Rendered:
+    suite: str
+    locale: str
+    frame: pl.DataFrame
+    problems: list[Problem]
+    skipped: Counter[str]
 
 
 @dataclass(frozen=True)
@@ -57,6 +52,11 @@ class Job:
     suite: Suite
     locale: str
     min_status: str
+    kind: TextChecks
+    """The suite's kind, for its own text checks."""
+    render_other: Callable[[str], Rendered] | None = None
+    """Renders another suite of the catalog in this job's locale and minimum status: a suite built
+    on another (ifm on sos) wraps its rows. Given by the renderer and the gate."""
     problems: list[Problem] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     _resolved: list[Resolved] | None = None
@@ -80,7 +80,7 @@ class Job:
         allowed = set(self.suite.spec.slots)
         problems = list(analysis.problems)
         if not problems:
-            problems.extend(kind_of(self.suite.id).text_problems(self.suite, segment.source, source_grammar))
+            problems.extend(self.kind.text_problems(self.suite, segment.source, source_grammar))
         for name in sorted(analysis.variables - allowed):
             problems.append(
                 f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}"
@@ -91,6 +91,28 @@ class Job:
         for message in problems:
             self.problems.append(Problem(segment.file, segment.template.id, field_name, message))
         return None if problems else analysis
+
+    def translation_problems(self, source: Analysis, text: str) -> list[str]:
+        """What is wrong with a translation (store record, machine output or reviewer's edit) in
+        this job's locale: it must parse, stay inside the sandbox's rules, use exactly the source's
+        slots, and pass the suite's own checks (e.g. honest's completion slot at the end)."""
+        analysis = self.grammar.analyse(text)
+        messages = list(analysis.problems)
+        if not messages:
+            for name in sorted(source.variables - analysis.variables):
+                messages.append(f"drops the slot {name!r} that the source has")
+            for name in sorted(analysis.variables - source.variables):
+                kind = "adds the slot" if name in self.suite.spec.slots else "uses an unknown variable"
+                messages.append(f"{kind} {name!r}")
+        if not messages:
+            messages.extend(self.kind.text_problems(self.suite, text, self.grammar))
+        return messages
+
+    def render_suite(self, suite_id: str) -> Rendered:
+        """Another suite's rows in this job's locale (see ``render_other``)."""
+        if self.render_other is None:
+            raise TypeError("this job was made without render_other: it cannot render another suite")
+        return self.render_other(suite_id)
 
     def _resolve(self) -> Iterator[Resolved]:
         store: StoreFile | None = None if self.is_source else self.catalog.store(self.suite.id, self.locale)
@@ -116,7 +138,7 @@ class Job:
             if STATUS_RANK[record.status] < want:
                 self.skipped[f"below {self.min_status}"] += 1
                 continue
-            messages = translation_problems(self.suite, self.catalog, self.grammar, source, record.text)
+            messages = self.translation_problems(source, record.text)
             if messages:
                 for message in messages:
                     self.problems.append(Problem(rel, segment.id, "text", message, self.locale))
@@ -141,12 +163,3 @@ class Job:
             name = seg.template.id if resolved.status == SOURCE else seg.id
             self.problems.append(Problem(resolved.file, name, f"group {record}", str(exc), self.locale))
             return None
-
-
-@dataclass
-class Rendered:
-    suite: str
-    locale: str
-    frame: pl.DataFrame
-    problems: list[Problem]
-    skipped: Counter[str]

@@ -35,7 +35,14 @@ def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draf
     suite = catalog.suite(suite_id)
     catalog.check_locale(locale)
     kind = kind_of(suite.id)
-    job = Job(catalog, suite, locale, min_status)
+    job = Job(
+        catalog,
+        suite,
+        locale,
+        min_status,
+        kind,
+        render_other=lambda other: render(catalog, other, locale, min_status),
+    )
     schema = suite_schema(catalog, suite)
     if locale not in suite.spec.locales:
         return Rendered(suite.id, locale, pl.DataFrame(schema=schema), [], Counter())

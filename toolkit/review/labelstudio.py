@@ -71,6 +71,8 @@ class Client:
     """The SDK client behind one place that turns every failure into a LabelStudioError."""
 
     def __init__(self, settings: Settings) -> None:
+        # optional heavy dependency, imported when a client is made: the SDK takes about a second to
+        # import, and most commands never talk to Label Studio
         from label_studio_sdk import LabelStudio
 
         self.url = settings.url

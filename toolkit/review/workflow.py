@@ -57,7 +57,7 @@ class Examples:
         self.suite = catalog.suite(suite_id)
         kind = kind_of(suite_id)
         self.grouped = kind.grouped
-        job = Job(catalog, self.suite, locale, "draft")
+        job = Job(catalog, self.suite, locale, "draft", kind)
         self.fillers = fillers(job) if self.grouped else []
         self.context = kind.context(job) if self.grouped else {}
         self.grammar = catalog.grammar(locale)

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import polars as pl
 
+from toolkit.catalog.grammar import LocaleGrammar
 from toolkit.catalog.identities import Group, IdentityList
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import Problem
-
-if TYPE_CHECKING:
-    from toolkit.catalog.grammar import LocaleGrammar
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Segment, Suite
-    from toolkit.core.project import Project
-    from toolkit.render.job import Job
+from toolkit.core.project import Project
+from toolkit.render.job import Job
 
 
 @dataclass(frozen=True)
@@ -44,10 +42,6 @@ class SuiteKind:
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
         """Suite-specific checks of the English templates."""
-
-    def sample_segments(self, project: Project, problems: list[Problem]) -> list[tuple[str, str, str, str]]:
-        """Sample mode: (segment id, English text, item id, file) of every sample."""
-        return []
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
         """Files (relative to the project root) the suite's rows are read from besides templates and

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-from toolkit.core.errors import Problem
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.published.bbq import FIELDS, SAMPLES_FILE, read_samples
+from toolkit.catalog.templates import Suite
+from toolkit.core.project import Project
+from toolkit.render.job import Job
 from toolkit.render.schema import ROW_STATUS_RANK
 from toolkit.render.suites.base import SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Suite
-    from toolkit.core.project import Project
-    from toolkit.render.job import Job
 
 
 class Bbq(SuiteKind):
@@ -54,21 +52,10 @@ class Bbq(SuiteKind):
         }
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
-        from toolkit.catalog.published.bbq import SAMPLES_FILE
 
         return [SAMPLES_FILE]
 
-    def sample_segments(self, project: Project, problems: list[Problem]) -> list[tuple[str, str, str, str]]:
-        from toolkit.catalog.published.bbq import FIELDS, SAMPLES_FILE, read_samples
-
-        out = []
-        for item in read_samples(project, problems):
-            for name in FIELDS:
-                out.append((f"{item.item_id}.{name}", getattr(item, name), item.item_id, SAMPLES_FILE))
-        return out
-
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-        from toolkit.catalog.published.bbq import FIELDS, read_samples
 
         texts: dict[str, dict[str, Any]] = {}
         for resolved in job.resolved():

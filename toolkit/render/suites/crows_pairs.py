@@ -5,19 +5,18 @@ as published. ``text`` is the more stereotyping sentence; both sentences have th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.published.crows_pairs import imported_pairs
 from toolkit.catalog.published.files import import_file
+from toolkit.catalog.templates import Suite
+from toolkit.core.project import Project
+from toolkit.render.job import Job
 from toolkit.render.schema import SOURCE
 from toolkit.render.suites.base import SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Suite
-    from toolkit.core.project import Project
-    from toolkit.render.job import Job
 
 
 class CrowsPairs(SuiteKind):
@@ -39,7 +38,6 @@ class CrowsPairs(SuiteKind):
         return [import_file(self.id, code) for code in suite.spec.locales]
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-        from toolkit.catalog.published.crows_pairs import imported_pairs
 
         for pair in imported_pairs(job.catalog.project, job.locale, job.problems):
             pid = f"{job.suite.id}:{job.locale}:{pair.pair}"  # French pairs are not translations 1:1

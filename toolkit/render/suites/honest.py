@@ -6,18 +6,16 @@ completes the text before it. Rows carry that text (``prefix``) and where the sl
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 from jinja2 import TemplateSyntaxError, nodes
 
+from toolkit.catalog.grammar import LocaleGrammar
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment, Suite
+from toolkit.render.job import Job
 from toolkit.render.suites.base import Filler, SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.grammar import LocaleGrammar
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Segment, Suite
-    from toolkit.render.job import Job
 
 SLOT = "completion"
 

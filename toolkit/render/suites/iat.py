@@ -6,17 +6,15 @@ the evaluator renders in the same sandbox; ``text`` is the prompt in the lexicon
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Suite
 from toolkit.core.errors import Problem
+from toolkit.render.job import Job
 from toolkit.render.suites.base import SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Suite
-    from toolkit.render.job import Job
 
 WORDS = pl.List(pl.String())
 

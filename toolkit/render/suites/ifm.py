@@ -8,18 +8,14 @@ instruction's."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Suite
 from toolkit.core.errors import Problem
+from toolkit.render.job import Job, Resolved
 from toolkit.render.schema import ROW_STATUS_RANK
 from toolkit.render.suites.base import SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Suite
-    from toolkit.render.job import Job, Resolved
 
 _SENTENCE = "\ue001"
 CARRIED = ("attribute", "group", "region", "standing", "variant", "label", "pair_id")
@@ -65,17 +61,14 @@ class Ifm(SuiteKind):
         return job.render_text(resolved, {"language": name, "sentence": sentence}, f"language {job.locale}")
 
     def build(self, job: Job, schema: dict[str, pl.DataType]) -> pl.DataFrame:
-        from toolkit.render.job import Job as RenderJob
-        from toolkit.render.renderer import render
-
         empty = pl.DataFrame(schema=schema)
         resolved = job.resolved()
         if not resolved:
             return empty
         instruction = resolved[0]
         source_locale = job.catalog.locales.source.code
-        english = RenderJob(
-            job.catalog, job.suite, source_locale, job.min_status, problems=job.problems
+        english = Job(
+            job.catalog, job.suite, source_locale, job.min_status, self, problems=job.problems
         ).resolved()
         if not english:
             return empty
@@ -100,7 +93,7 @@ class Ifm(SuiteKind):
             )
             return empty
         base = job.suite.spec.builds_on or "sos"
-        sentences = render(job.catalog, base, job.locale, job.min_status)
+        sentences = job.render_suite(base)
         job.problems.extend(sentences.problems)
         for key, count in sentences.skipped.items():
             job.skipped[f"{base}: {key}"] += count

@@ -4,16 +4,14 @@ groups. Rows mark the locale's reference group (the majority religion, for MBCM)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment, Suite
+from toolkit.render.job import Job
 from toolkit.render.suites.base import Filler, SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Segment, Suite
-    from toolkit.render.job import Job
 
 
 class Sentiment(SuiteKind):

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import Problem
+from toolkit.render.job import Job
 from toolkit.render.suites.base import Filler, SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Segment, Suite
-    from toolkit.render.job import Job
 
 _TOKEN = re.compile(r"\{\{.*?\}\}|\w+|[^\w\s]")
 

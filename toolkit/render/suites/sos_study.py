@@ -7,19 +7,18 @@ label, direction, file and line and the import's findings (flags) travel with ea
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from toolkit.catalog.loader import Catalog
 from toolkit.catalog.published.files import import_file
+from toolkit.catalog.published.sos_study import IMPORT_NAME, imported_pairs
+from toolkit.catalog.templates import Suite
+from toolkit.core.project import Project
+from toolkit.render.job import Job
 from toolkit.render.schema import SOURCE
 from toolkit.render.suites.base import SuiteKind
-
-if TYPE_CHECKING:
-    from toolkit.catalog.loader import Catalog
-    from toolkit.catalog.templates import Suite
-    from toolkit.core.project import Project
-    from toolkit.render.job import Job
 
 
 class SosStudy(SuiteKind):
@@ -38,12 +37,10 @@ class SosStudy(SuiteKind):
         }
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
-        from toolkit.catalog.published.sos_study import IMPORT_NAME
 
         return [import_file(self.id, IMPORT_NAME)]
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-        from toolkit.catalog.published.sos_study import imported_pairs
 
         pairs = job.catalog.memo(self.id, lambda: imported_pairs(job.catalog.project, job.problems))
         for pair in (p for p in pairs if p.locale == job.locale):

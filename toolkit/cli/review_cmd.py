@@ -16,7 +16,7 @@ from toolkit.core.errors import InputError
 from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
 from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
 from toolkit.review.policy import load_policy
-from toolkit.review.workflow import pull, push, review_status
+from toolkit.review.workflow import REVIEW_COLUMNS, pull, push, review_status
 
 app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
 
@@ -107,7 +107,7 @@ def status_command(
         print_json([r.__dict__ for r in rows])
         return
     table = Table(title="review status")
-    cols = ("pending", "needs edit", "reviewed", "approved", "rejected", "in adjudication")
+    cols = [c for c in REVIEW_COLUMNS if c not in ("stale", "untranslated")]  # see `translations status`
     for col in ("locale", "suite", *cols, "inconsistent", "flagged edits", "alpha", "edits chrF"):
         table.add_column(col)
     for r in rows:

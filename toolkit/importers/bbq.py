@@ -61,6 +61,7 @@ from toolkit.core.fileio import read_text
 from toolkit.render.gate import gate
 from toolkit.store.files import load_store_strict, store_lock
 from toolkit.store.model import Event, source_sha, utc_now
+from toolkit.store.rules import is_current, state
 
 FILE_NAME = re.compile(r"^(?P<stem>.+?)(?P<control>_control)?(?:_(?P<lang>[a-z]{2,3}))?\.jsonl$")
 
@@ -436,13 +437,9 @@ def _import_translations(
                 sid = f"{en.item_id}.{name}"
                 text, src = texts[sid], getattr(en, name)
                 current = store.records.get(sid)
-                if current is not None and current.text == text and current.source_sha == source_sha(src):
+                if current is not None and current.text == text and is_current(current, source_sha(src)):
                     continue
-                if (
-                    current is not None
-                    and current.status in ("reviewed", "approved")
-                    and current.source_sha == source_sha(src)
-                ):
+                if state(current, source_sha(src)) in ("reviewed", "approved"):
                     continue  # reviewed work is never replaced by an import
                 event = Event(
                     at=now,

@@ -40,6 +40,7 @@ from toolkit.render.suites import kind_of
 from toolkit.render.validate import validate
 from toolkit.review.policy import POLICY_FILE, load_policy
 from toolkit.store.files import store_path
+from toolkit.store.rules import state
 
 NAME = "polyprobe"
 EVALUATION_LEXICONS = ("answers", "prompts")
@@ -166,12 +167,9 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
             unbacked: list[str] = []
             for seg in suite.segments.values():
                 rec = records.get(seg.id)
-                if rec is None:
-                    counts["untranslated"] += 1
-                elif rec.source_sha != seg.source_sha:
-                    counts["stale"] += 1
-                elif rec.status != "approved":
-                    counts[rec.status] += 1
+                where = state(rec, seg.source_sha)
+                if rec is None or where != "approved":
+                    counts[where] += 1
                 elif not approval_backed(rec, policy):
                     unbacked.append(seg.id)
             if unbacked:

@@ -16,7 +16,7 @@ from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import Problem
 from toolkit.render.schema import SOURCE
 from toolkit.store.files import StoreFile
-from toolkit.store.rules import STATUS_RANK
+from toolkit.store.rules import STATUS_RANK, state
 
 
 class TextChecks(Protocol):
@@ -126,14 +126,9 @@ class Job:
                 continue
             rel = self.catalog.project.rel(store.path)
             record = store.records.get(segment.id)
-            if record is None:
-                self.skipped["untranslated"] += 1
-                continue
-            if record.source_sha != segment.source_sha or record.status == "stale":
-                self.skipped["stale"] += 1
-                continue
-            if record.status in ("rejected", "needs_edit"):  # never rendered, whatever min_status
-                self.skipped[record.status] += 1
+            where = state(record, segment.source_sha)
+            if record is None or where in ("stale", "rejected", "needs_edit"):
+                self.skipped[where] += 1  # rejected and needs_edit: never rendered, whatever min_status
                 continue
             if STATUS_RANK[record.status] < want:
                 self.skipped[f"below {self.min_status}"] += 1

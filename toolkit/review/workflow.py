@@ -42,8 +42,8 @@ from toolkit.review.task import (
     task_data,
 )
 from toolkit.store.files import load_store_strict, store_lock
-from toolkit.store.model import REF, Event, Translation, utc_now
-from toolkit.store.rules import STATUS_RANK, check_transition
+from toolkit.store.model import Event, ReviewRef, Translation, utc_now
+from toolkit.store.rules import check_transition, in_adjudication, is_current, state
 
 EXAMPLE_GROUPS = 4
 
@@ -167,7 +167,7 @@ def push(
     tasks: list[dict[str, Any]] = []
     for segment in suite.segments.values():
         rec = records.get(segment.id)
-        if rec is None or rec.status not in statuses or rec.source_sha != segment.source_sha:
+        if rec is None or state(rec, segment.source_sha) not in statuses:
             continue
         if (segment.id, segment.source_sha) in existing:
             report.already += 1
@@ -250,10 +250,6 @@ CREATION_WINDOW_S = 1.0
 """An annotation version saved within this time of the annotation's creation is its creation."""
 
 
-def _ref(project: int, annotation: int, updated: str) -> str:
-    return f"{REF}:{project}:{annotation}:{updated}"
-
-
 def pull(
     client: Client, catalog: Catalog, policy: ReviewPolicy, locale: str, suites: list[str]
 ) -> PullReport:
@@ -284,7 +280,7 @@ def pull(
                 record = store.records.get(str(sid))
                 if segment is None or record is None:
                     continue
-                if sha != segment.source_sha or record.source_sha != segment.source_sha:
+                if sha != segment.source_sha or not is_current(record, segment.source_sha):
                     report.outdated += sum(
                         1 for a in task.get("annotations", []) if not a.get("was_cancelled")
                     )
@@ -372,15 +368,17 @@ def _ingest(
     report: PullReport,
     live: dict[str, set[str]],
 ) -> Translation:
-    prefix = f"{REF}:{project}:"
-    seen_refs = {e.ref for e in record.history if e.ref and e.ref.startswith(prefix)}
-    pulled_before = {ref.split(":")[2] for ref in seen_refs}
+    refs = [
+        parsed for e in record.history if (parsed := ReviewRef.parse(e.ref)) and parsed.project == project
+    ]
+    seen_refs = {str(ref) for ref in refs}
+    pulled_before = {ref.annotation for ref in refs}
     draft_text = str(task.get("data", {}).get("draft", record.text)).strip()
     new_events: list[Event] = []
     for ann in sorted(task.get("annotations", []), key=lambda a: (str(a.get("updated_at")), int(a["id"]))):
         if ann.get("was_cancelled"):
             continue
-        ref = _ref(project, int(ann["id"]), str(ann.get("updated_at")))
+        ref = str(ReviewRef(project, str(int(ann["id"])), str(ann.get("updated_at"))))
         if ref in seen_refs:
             continue
         verdict, edited, tags, comment = parse_result(ann.get("result", []))
@@ -406,9 +404,7 @@ def _ingest(
                 note=note,
             )
         )
-    already_withdrawn = {
-        e.ref.split(":")[2] for e in record.history if e.event == "review-withdrawn" and e.ref
-    }
+    already_withdrawn = _withdrawn(record)
     existing = live.get(segment.id, set())
     for ann_id in sorted(pulled_before - existing - already_withdrawn):
         new_events.append(
@@ -416,7 +412,7 @@ def _ingest(
                 at=utc_now(),
                 event="review-withdrawn",
                 by="label-studio",
-                ref=f"{prefix}{ann_id}:withdrawn",
+                ref=str(ReviewRef(project, ann_id, "withdrawn")),
                 note="annotation deleted in Label Studio",
             )
         )
@@ -434,20 +430,35 @@ def _timestamp(value: Any) -> str:
     return text.replace("+00:00", "Z") if text.endswith("+00:00") else text
 
 
+def _withdrawn(record: Translation) -> set[str]:
+    """Annotations deleted in Label Studio, by id."""
+    return {
+        parsed.annotation
+        for e in record.history
+        if e.event == "review-withdrawn" and (parsed := ReviewRef.parse(e.ref))
+    }
+
+
+def review_projects(record: Translation) -> list[int]:
+    """The Label Studio projects whose annotations the record's review events come from."""
+    return sorted(
+        {parsed.project for e in record.history if e.event == "review" and (parsed := ReviewRef.parse(e.ref))}
+    )
+
+
 def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
     """The latest version of each annotation of the project that still exists and was made on
     the record's current English source, keyed by annotation id, oldest first."""
-    prefix = f"{REF}:{project}:"
-    withdrawn = {e.ref.split(":")[2] for e in record.history if e.event == "review-withdrawn" and e.ref}
+    withdrawn = _withdrawn(record)
     current: dict[str, tuple[int, Event]] = {}
     for index, e in enumerate(record.history):
-        if e.event != "review" or not e.ref or not e.ref.startswith(prefix):
+        ref = ReviewRef.parse(e.ref)
+        if e.event != "review" or ref is None or ref.project != project:
             continue
         if e.source_sha is not None and e.source_sha != record.source_sha:
             continue
-        annotation = e.ref.split(":")[2]
-        if annotation not in withdrawn:
-            current[annotation] = (index, e)
+        if ref.annotation not in withdrawn:
+            current[ref.annotation] = (index, e)
     return {a: e for a, (_, e) in sorted(current.items(), key=lambda item: item[1][0])}
 
 
@@ -489,12 +500,14 @@ def _apply(record: Translation, decision: Decision, report: PullReport) -> Trans
     if decision.status is None:
         if decision.adjudication and (last_policy is None or last_policy.note != decision.reason):
             return record.with_event(
-                Event(at=utc_now(), event="policy", by="review-policy", note=decision.reason)
+                Event(
+                    at=utc_now(), event="policy", by="review-policy", note=decision.reason, adjudication=True
+                )
             )
         return record
     text = decision.text if decision.text is not None else record.text
     if decision.status == record.status and text == record.text:
-        if last_policy is not None and (last_policy.note or "").startswith("adjudication"):
+        if in_adjudication(record):
             return record.with_event(
                 Event(
                     at=utc_now(),
@@ -517,6 +530,24 @@ def _apply(record: Translation, decision: Decision, report: PullReport) -> Trans
         note=decision.reason,
     )
     return record.with_event(event, status=decision.status, text=text, origin=origin)
+
+
+PENDING = "pending"
+"""Review status: a current machine translation or draft, waiting for reviews."""
+IN_ADJUDICATION = "in adjudication"
+"""Review status: the reviewers disagree (the record keeps its status meanwhile)."""
+REVIEW_COLUMNS = (
+    PENDING,
+    "needs_edit",
+    "reviewed",
+    "approved",
+    "rejected",
+    IN_ADJUDICATION,
+    "stale",
+    "untranslated",
+)
+"""What `review status` counts: the store's states (toolkit.store.rules.STATES), with machine and
+draft together as pending and records waiting for adjudication apart."""
 
 
 @dataclass
@@ -544,55 +575,31 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
     flagged: Counter[str] = Counter()
     for segment in suite.segments.values():
         rec = records.get(segment.id)
-        if rec is None:
-            counts["untranslated"] += 1
+        where = state(rec, segment.source_sha)
+        if rec is None or where == "stale":
+            counts[where] += 1
             continue
-        if rec.source_sha != segment.source_sha or rec.status == "stale":
-            counts["stale"] += 1
-            continue
-        last_policy = next((e for e in reversed(rec.history) if e.event == "policy"), None)
-        if (
-            last_policy is not None
-            and last_policy.status is None
-            and (last_policy.note or "").startswith("adjudication")
-        ):
-            counts["in adjudication"] += 1
-        elif rec.status == "needs_edit":
-            counts["needs edit"] += 1
-        elif STATUS_RANK.get(rec.status, 0) == 1:
-            counts["pending"] += 1
+        if in_adjudication(rec):
+            counts[IN_ADJUDICATION] += 1
+        elif where in ("machine", "draft"):
+            counts[PENDING] += 1
         else:
-            counts[rec.status] += 1
-        projects = {
-            e.ref.split(":")[1]
-            for e in rec.history
-            if e.ref and e.ref.startswith(f"{REF}:") and e.event == "review"
-        }
-        for project in projects:
-            for review in _current_reviews(rec, int(project)).values():
+            counts[where] += 1
+        for project in review_projects(rec):
+            for review in _current_reviews(rec, project).values():
                 note = review.note or ""
                 inconsistent += note.startswith(INCONSISTENT)
                 flagged.update(note.removeprefix(FLAGGED).split("; ") if note.startswith(FLAGGED) else ())
-            verdicts = latest_verdicts(rec, int(project))
+            verdicts = latest_verdicts(rec, project)
             if len(verdicts) >= 2:
                 units.append([v.verdict for v in verdicts])
                 texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]
                 if len(set(texts)) >= 2:
                     edits.append(texts)
-    order = (
-        "pending",
-        "needs edit",
-        "reviewed",
-        "approved",
-        "rejected",
-        "in adjudication",
-        "stale",
-        "untranslated",
-    )
     return ReviewStatus(
         locale=locale,
         suite=suite_id,
-        counts={k: counts.get(k, 0) for k in order},
+        counts={k: counts.get(k, 0) for k in REVIEW_COLUMNS},
         alpha=krippendorff_alpha_nominal(units),
         edits_chrf=competing_edits_chrf(edits),
         reviewed_by_two=len(units),

@@ -4,6 +4,7 @@ append-only history of events), and the hash that ties a record to its English s
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -40,8 +41,12 @@ class Event(Record):
     tags: tuple[str, ...] | None = None
     comment: str | None = None
     ref: str | None = None
-    """External reference, e.g. a Label Studio annotation id and its update time."""
+    """External reference: a Label Studio annotation version (``ReviewRef``)."""
     note: str | None = None
+    adjudication: bool | None = None
+    """On a ``policy`` event: the reviewers disagree and the record waits for adjudication.
+    Written since issue 17; older stores say it only by the note's ``adjudication`` prefix, which
+    ``toolkit.store.rules.opens_adjudication`` reads the same way (their lines load unchanged)."""
 
 
 class Translation(Record):
@@ -61,3 +66,27 @@ class Translation(Record):
 
 REF = "labelstudio"
 """What a review event's ``ref`` starts with: ``labelstudio:<project>:<annotation>:<version>``."""
+
+
+@dataclass(frozen=True)
+class ReviewRef:
+    """A Label Studio annotation version as review events record it in ``ref``: the project, the
+    annotation id, and the version (the annotation's update time, or ``withdrawn``)."""
+
+    project: int
+    annotation: str
+    version: str = ""
+
+    def __str__(self) -> str:
+        return f"{REF}:{self.project}:{self.annotation}:{self.version}"
+
+    @classmethod
+    def parse(cls, ref: str | None) -> ReviewRef | None:
+        """The reference, or None for anything else (no ref, another system's, no project number).
+        The version is everything after the annotation id (an update time has colons of its own)."""
+        if not ref or not ref.startswith(f"{REF}:"):
+            return None
+        parts = ref.split(":", 3)
+        if len(parts) < 3 or not parts[1].isdigit():
+            return None
+        return cls(int(parts[1]), parts[2], parts[3] if len(parts) > 3 else "")

@@ -6,22 +6,13 @@ from collections import Counter
 
 from toolkit.catalog.loader import Catalog
 from toolkit.render.schema import SOURCE
+from toolkit.store.rules import STATES, state
 
-COVERAGE_COLUMNS = (
-    "approved",
-    "reviewed",
-    "draft",
-    "machine",
-    "needs_edit",
-    "rejected",
-    "stale",
-    "missing",
-    SOURCE,
-)
+COVERAGE_COLUMNS = (*STATES, SOURCE)
 
 
 def coverage(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
-    """suite -> locale -> status -> number of segments (``missing``: no translation at all)."""
+    """suite -> locale -> state (toolkit.store.rules.STATES, or ``source``) -> number of segments."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     for suite in catalog.suites.values():
         if suite.spec.mode == "import":
@@ -36,13 +27,7 @@ def coverage(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
             else:
                 records = catalog.store(suite.id, locale).records
                 for segment in suite.segments.values():
-                    rec = records.get(segment.id)
-                    if rec is None:
-                        counts["missing"] += 1
-                    elif rec.source_sha != segment.source_sha:
-                        counts["stale"] += 1
-                    else:
-                        counts[rec.status] += 1
+                    counts[state(records.get(segment.id), segment.source_sha)] += 1
             per_locale[locale] = {k: counts.get(k, 0) for k in COVERAGE_COLUMNS}
         out[suite.id] = per_locale
     return out

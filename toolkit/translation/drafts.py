@@ -17,6 +17,7 @@ from toolkit.core.fileio import load_yaml
 from toolkit.render.gate import gate
 from toolkit.store.files import writing_store
 from toolkit.store.model import Event, utc_now
+from toolkit.store.rules import is_current
 
 
 @dataclass
@@ -61,7 +62,7 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
         for segment_id, text in sorted(raw.items()):
             segment = suite.segments[segment_id]
             current = store.records.get(segment_id)
-            if current is not None and current.source_sha == segment.source_sha:
+            if current is not None and is_current(current, segment.source_sha):
                 if current.text == text:
                     result.unchanged.append(segment_id)
                     continue

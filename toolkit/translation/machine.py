@@ -44,6 +44,7 @@ from toolkit.core.text import BIDI_CONTROLS
 from toolkit.render.gate import gate
 from toolkit.store.files import StoreFile, load_store_strict, store_lock
 from toolkit.store.model import Event, Status, utc_now
+from toolkit.store.rules import is_current
 from toolkit.translation.deepl_api import (
     KEY_ENV,
     SERVER_ENV,
@@ -149,12 +150,7 @@ def pending(store: StoreFile, segments: list[Segment], retry_rejected: bool = Fa
     out = []
     for seg in segments:
         rec = store.records.get(seg.id)
-        if (
-            rec is None
-            or rec.source_sha != seg.source_sha
-            or rec.status == "stale"
-            or (retry_rejected and rec.status in RETRIED_STATUSES)
-        ):
+        if not is_current(rec, seg.source_sha) or (retry_rejected and rec.status in RETRIED_STATUSES):
             out.append(seg)
     return out
 

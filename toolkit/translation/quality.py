@@ -16,6 +16,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from toolkit.catalog.loader import Catalog
 from toolkit.store.model import Event
+from toolkit.store.rules import state
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,7 @@ def post_editing(catalog: Catalog, locale: str, suite_id: str) -> Effort:
     refs: list[str] = []
     for segment in suite.segments.values():
         record = catalog.store(suite_id, locale).records.get(segment.id)
-        if (
-            record is None
-            or record.status not in ("reviewed", "approved")
-            or record.source_sha != segment.source_sha
-        ):
+        if record is None or state(record, segment.source_sha) not in ("reviewed", "approved"):
             continue
         draft = machine_draft(record.history, segment.source_sha)
         if draft is None:

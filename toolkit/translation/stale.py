@@ -11,6 +11,7 @@ from toolkit.catalog.loader import Catalog
 from toolkit.catalog.templates import Suite
 from toolkit.store.files import StoreFile, writing_stores
 from toolkit.store.model import Event, utc_now
+from toolkit.store.rules import is_current
 
 
 def mark_stale(store: StoreFile, suite: Suite, now: str) -> list[str]:
@@ -18,7 +19,7 @@ def mark_stale(store: StoreFile, suite: Suite, now: str) -> list[str]:
     changed: list[str] = []
     for segment_id, record in sorted(store.records.items()):
         segment = suite.segments.get(segment_id)
-        if segment is None or record.status == "stale" or record.source_sha == segment.source_sha:
+        if segment is None or record.status == "stale" or is_current(record, segment.source_sha):
             continue
         event = Event(
             at=now,

@@ -24,6 +24,7 @@ from toolkit.core.fileio import read_text, write_bytes_atomic
 from toolkit.render.gate import gate
 from toolkit.store.files import writing_stores
 from toolkit.store.model import Event, Translation, source_sha, utc_now
+from toolkit.store.rules import is_current, state
 
 NS = "urn:oasis:names:tc:xliff:document:2.0"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -122,8 +123,7 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
             if record is None:
                 seg_el.set("state", "initial")
             else:
-                current = record.source_sha == segment.source_sha
-                status = record.status if current else "stale"
+                status = state(record, segment.source_sha)
                 seg_el.set("state", STATE_OF.get(status, "initial"))
                 seg_el.set("subState", f"polyprobe:{status}")
                 _inline(ET.SubElement(seg_el, _q("target")), record.text, codes, "t")
@@ -224,7 +224,7 @@ def _change(unit: _Unit, record: Translation | None, source_sha_now: str) -> str
     else:
         vendor_edited = source_sha(unit.target) != unit.exported_sha
         store_changed = (source_sha(now) if now is not None else "") != unit.exported_sha
-    stale = record is not None and (record.source_sha != source_sha_now or record.status == "stale")
+    stale = record is not None and not is_current(record, source_sha_now)
     confirms_stale = stale and unit.state not in ("", "initial")  # exported as initial; text kept
     if not vendor_edited and not confirms_stale:
         return "unchanged"

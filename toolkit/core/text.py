@@ -1,4 +1,5 @@
-"""Checks every piece of human-written text must pass: NFC, no bidi controls, not empty.
+"""Checks every piece of human-written text must pass (NFC, no bidi controls, not empty), and the
+one table of scripts written without spaces between words.
 
 Bidi control characters make right-to-left text display differently from what it contains
 (and can hide content), so they are refused everywhere; right-to-left text needs none.
@@ -32,3 +33,26 @@ def text_problems(text: str, *, allow_empty: bool = False) -> list[str]:
     if text != text.strip():
         problems.append("has leading or trailing whitespace")
     return problems
+
+
+CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3007),  # 々 〆 〇 (iteration mark, closing mark, ideographic zero)
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3038, 0x303B),  # Hangzhou numerals 10-30, vertical iteration mark
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3100, 0x312F),  # bopomofo
+    (0x31A0, 0x31FF),  # bopomofo extended, CJK strokes
+    (0x3400, 0x4DBF),  # CJK unified ideographs extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3134F),  # CJK unified ideographs extensions B-G, compatibility supplement
+)
+"""Characters of scripts written without spaces between words (Han, kana, bopomofo), inclusive
+ranges of code points: each is a word of its own when text is split into words."""
+
+
+def is_cjk(ch: str) -> bool:
+    """Whether ``ch`` belongs to a script written without spaces between words (``CJK_RANGES``)."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in CJK_RANGES)

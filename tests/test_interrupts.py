@@ -118,7 +118,7 @@ BUILD_PHASES = [
     ("writing the first data file", "polars:DataFrame.write_parquet", 1, False),
     ("writing the third data file", "polars:DataFrame.write_parquet", 3, False),
     ("writing the changelog", "toolkit.release.build:Changelog", 1, False),
-    ("writing the card", "toolkit.release.build:card_for", 1, False),
+    ("writing the card", "toolkit.release.build:render_card", 1, False),
     ("twice: during the clean-up", "polars:DataFrame.write_parquet", 2, True),
 ]
 

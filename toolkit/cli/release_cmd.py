@@ -99,9 +99,7 @@ def diff_command(
 ) -> None:
     """The changelog between any two releases."""
     a, b = open_release(old), open_release(new)
-    log = Changelog(
-        old=a.version, new=b.version, inputs=diff_inputs(a.manifest["inputs"], b.manifest["inputs"])
-    )
+    log = Changelog(old=a.version, new=b.version, inputs=diff_inputs(a.manifest.inputs, b.manifest.inputs))
     keys = sorted({(s, loc) for r in (a, b) for s in r.suites() for loc in r.locales(s)})
     for suite, locale in keys:
         fa = a.scan(suite, locale).collect() if a.has(suite, locale) else None

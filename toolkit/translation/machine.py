@@ -38,6 +38,7 @@ from urllib.parse import urlparse
 import deepl
 
 from toolkit.catalog.loader import Catalog
+from toolkit.catalog.locales import Locale
 from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import CatalogError, InputError, PolyprobeError, Problem
 from toolkit.core.text import BIDI_CONTROLS
@@ -279,27 +280,7 @@ def translate(
         todo = pending(store, list(suite.segments.values()), options.retry_rejected)
         work = plan(todo, options.max_chars, slots)
         units = work.units
-        report.pending = len(todo)
-        report.unique_texts = len(units)
-        report.characters = sum(u.characters for u in units)
-        report.remaining = work.deferred + len(work.unsendable)
-        report.unsendable = len(work.unsendable)
-        if options.max_chars is not None and work.deferred:
-            report.notes.append(
-                f"--max-chars {options.max_chars}: {work.deferred} segment(s) left for a later run"
-            )
-        if work.unsendable:
-            first = sorted(work.unsendable.items())[0]
-            report.notes.append(
-                f"{len(work.unsendable)} segment(s) cannot be machine-translated and were not sent "
-                f"(translate them by hand), e.g. {first[0]}: {first[1]}"
-            )
-        if options.formality != "default" and not loc.deepl_formality:
-            report.notes.append(
-                f"--formality {options.formality}: DeepL offers no formality for {loc.name} ({target}); "
-                "sent without it"
-            )
-            log.warning("--formality is not supported for %s; sent without it", locale)
+        _describe(report, todo, work, options, loc, target)
         if rules is None and any(t.group for u in units for t in u.protected.tags):
             raise InputError(
                 f"{locale} has no slot rules (templates/_grammar/{locale}{SLOTS_SUFFIX}): "
@@ -335,44 +316,7 @@ def translate(
         writer = _Writer(catalog, suite, locale, store, rules, report)
         outcome = "complete"
         try:
-            with _Interrupts() as interrupts:
-                _check_usage(client, report)
-                glossary, superseded = _glossary(client, catalog, suite_id, locale, target, units, options)
-                if glossary is not None:
-                    ledger.append(
-                        {
-                            "event": "glossary",
-                            "at": utc_now(),
-                            "glossary": glossary.glossary_id,
-                            "entries": glossary.entry_count,
-                        }
-                    )
-                engine = {
-                    "service": "deepl",
-                    "server": _server_host(server),
-                    "target": target,
-                    "formality": options.formality if loc.deepl_formality else "n/a",
-                    "model_type": options.model_type or "default",
-                    "glossary": glossary.glossary_id if glossary else "",
-                    "date": utc_now()[:10],
-                }
-                kwargs = _request_options(target, options, loc.deepl_formality, glossary)
-                batches = [
-                    units[i : i + options.batch_size] for i in range(0, len(units), options.batch_size)
-                ]
-                for index, batch in enumerate(batches, start=1):
-                    results, ok = _request(client, batch, index, kwargs, ledger, report, interrupts)
-                    with interrupts.recording():
-                        ledger.append(ok)
-                        if len(results) != len(batch):
-                            raise MachineTranslationFailed(
-                                f"DeepL answered {len(results)} texts for {len(batch)} sent ({locale}/{suite_id})"
-                            )
-                        writer.store(batch, results, engine)
-                        store.save()
-                    if on_batch:
-                        on_batch(index, len(batches))
-                _prune(client, superseded, ledger, report)
+            _send(client, writer, ledger, units, options, target, server, on_batch)
         except QuotaExhausted:
             outcome = "quota exhausted"
             raise
@@ -395,6 +339,87 @@ def translate(
             )
             client.close()
     return report
+
+
+def _send(
+    client: DeepL,
+    writer: _Writer,
+    ledger: Ledger,
+    units: list[Unit],
+    options: Options,
+    target: str,
+    server: str | None,
+    on_batch: Callable[[int, int], None] | None,
+) -> None:
+    """Send the units in batches (glossary first, superseded glossaries pruned after), each batch's
+    results stored and saved before the next is sent; Ctrl-C waits for the batch being stored."""
+    formality = writer.catalog.locales[writer.locale].deepl_formality
+    with _Interrupts() as interrupts:
+        _check_usage(client, writer.report)
+        glossary, superseded = _glossary(
+            client, writer.catalog, writer.suite.id, writer.locale, target, units, options
+        )
+        if glossary is not None:
+            ledger.append(
+                {
+                    "event": "glossary",
+                    "at": utc_now(),
+                    "glossary": glossary.glossary_id,
+                    "entries": glossary.entry_count,
+                }
+            )
+        engine = {
+            "service": "deepl",
+            "server": _server_host(server),
+            "target": target,
+            "formality": options.formality if formality else "n/a",
+            "model_type": options.model_type or "default",
+            "glossary": glossary.glossary_id if glossary else "",
+            "date": utc_now()[:10],
+        }
+        kwargs = _request_options(target, options, formality, glossary)
+        batches = [units[i : i + options.batch_size] for i in range(0, len(units), options.batch_size)]
+        for index, batch in enumerate(batches, start=1):
+            results, ok = _request(client, batch, index, kwargs, ledger, writer.report, interrupts)
+            with interrupts.recording():
+                ledger.append(ok)
+                if len(results) != len(batch):
+                    raise MachineTranslationFailed(
+                        f"DeepL answered {len(results)} texts for {len(batch)} sent ({writer.locale}/{writer.suite.id})"
+                    )
+                writer.store(batch, results, engine)
+                writer.store_file.save()
+            if on_batch:
+                on_batch(index, len(batches))
+        _prune(client, superseded, ledger, writer.report)
+
+
+def _describe(
+    report: Report, todo: list[Segment], work: Plan, options: Options, loc: Locale, target: str
+) -> None:
+    """What a run will do: counts, and notes on what it leaves out or cannot honour."""
+    units = work.units
+    report.pending = len(todo)
+    report.unique_texts = len(units)
+    report.characters = sum(u.characters for u in units)
+    report.remaining = work.deferred + len(work.unsendable)
+    report.unsendable = len(work.unsendable)
+    if options.max_chars is not None and work.deferred:
+        report.notes.append(
+            f"--max-chars {options.max_chars}: {work.deferred} segment(s) left for a later run"
+        )
+    if work.unsendable:
+        first = sorted(work.unsendable.items())[0]
+        report.notes.append(
+            f"{len(work.unsendable)} segment(s) cannot be machine-translated and were not sent "
+            f"(translate them by hand), e.g. {first[0]}: {first[1]}"
+        )
+    if options.formality != "default" and not loc.deepl_formality:
+        report.notes.append(
+            f"--formality {options.formality}: DeepL offers no formality for {loc.name} ({target}); "
+            "sent without it"
+        )
+        log.warning("--formality is not supported for %s; sent without it", loc.code)
 
 
 def _request_options(

@@ -123,6 +123,17 @@ def load_suite(
     spec = parse_record(SuiteSpec, raw_spec, file=rel_spec, record=suite_id, problems=problems)
     if spec is None:
         return None
+    _check_spec(project, spec, suite_id, rel_spec, locales, problems)
+    if spec.mode == "import":
+        return Suite(spec=spec, templates=(), segments={}, template_files=())
+    if spec.mode == "sample":
+        return _sample_suite(project, spec, suite_id, problems)
+    return _template_suite(project, spec, suite_id, rel_spec, taxonomy, problems)
+
+
+def _check_spec(
+    project: Project, spec: SuiteSpec, suite_id: str, rel_spec: str, locales: Locales, problems: list[Problem]
+) -> None:
     if spec.id != suite_id:
         problems.append(Problem(rel_spec, suite_id, "id", f"must be the folder's name {suite_id!r}"))
     if not SEMVER_RE.match(spec.version):
@@ -140,25 +151,37 @@ def load_suite(
         if not (project.lexicons / path).is_file():
             problems.append(Problem(rel_spec, suite_id, "identities", f"no identity list lexicons/{path}"))
 
+
+def _sample_suite(project: Project, spec: SuiteSpec, suite_id: str, problems: list[Problem]) -> Suite:
+    """Sample mode: one segment per rendered English sample, read from what was imported (e.g. BBQ
+    items); template files are not used."""
+    if suite_id not in SAMPLE_SOURCES:
+        raise InputError(
+            f"templates/{suite_id}/ is a sample-mode suite polyprobe has no samples for; "
+            f"sample-mode suites: {', '.join(sorted(SAMPLE_SOURCES))}"
+        )
+    segments: dict[str, Segment] = {}
+    for seg_id, text, item_id, file in SAMPLE_SOURCES[suite_id](project, problems):
+        segments[seg_id] = Segment(suite_id, seg_id, Template(id=item_id, text=text), None, text, file)
+    return Suite(spec=spec, templates=(), segments=dict(sorted(segments.items())), template_files=())
+
+
+def _template_suite(
+    project: Project,
+    spec: SuiteSpec,
+    suite_id: str,
+    rel_spec: str,
+    taxonomy: Taxonomy,
+    problems: list[Problem],
+) -> Suite:
+    """Template mode: every template file of the suite's folder, each template checked."""
+    folder = project.templates / suite_id
     templates: list[Template] = []
     files: list[str] = []
     broken: list[str] = []
     left_out: dict[str, str] = {}
     seen: dict[str, str] = {}
     segments: dict[str, Segment] = {}
-    if spec.mode == "import":
-        return Suite(spec=spec, templates=(), segments={}, template_files=())
-    if spec.mode == "sample":
-        # Sample mode: one segment per rendered English sample, read from what was imported
-        # (e.g. BBQ items); template files are not used.
-        if suite_id not in SAMPLE_SOURCES:
-            raise InputError(
-                f"templates/{suite_id}/ is a sample-mode suite polyprobe has no samples for; "
-                f"sample-mode suites: {', '.join(sorted(SAMPLE_SOURCES))}"
-            )
-        for seg_id, text, item_id, file in SAMPLE_SOURCES[suite_id](project, problems):
-            segments[seg_id] = Segment(suite_id, seg_id, Template(id=item_id, text=text), None, text, file)
-        return Suite(spec=spec, templates=(), segments=dict(sorted(segments.items())), template_files=())
     for tpl_path in sorted(folder.glob("*.yaml")):
         if tpl_path.name == "suite.yaml":
             continue

@@ -21,7 +21,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """`lint-imports` on the packages under ``root`` (they shadow the installed ones)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     return subprocess.run(
-        [str(LINT_IMPORTS), "--config", str(root / ".importlinter"), "--no-cache"],
+        [str(LINT_IMPORTS), str(root / ".importlinter"), "--no-cache"],
         cwd=root,
         env=env,
         capture_output=True,

@@ -1,6 +1,6 @@
 """Behaviour snapshot for refactors that must change nothing a user sees (issue 17).
 
-    python bench/behaviour_snapshot.py OUT.json [--no-eval]
+    python bench/behaviour_snapshot.py OUT.json [--no-eval] [--eval-on DIR]
 
 run from a tree's root with that tree's code first on the path (``PYTHONPATH=.``), once on the
 tree before the refactor and once after; then ``python bench/behaviour_snapshot.py --compare
@@ -14,6 +14,10 @@ A.json B.json`` prints every difference and exits 1 if there is one. It records:
   machine) taken out of manifest.json first and its files with them listed apart;
 - ``eval``: every metrics.json the evaluator's end-to-end tests write (tiny models built in the
   tests, every task), by test and run folder, with the signature and version strings taken out.
+  The tiny models are not the same from one process to the next (the tokenizers' WordPiece and
+  BPE trainers break ties in no fixed order), so these differ between two runs of one tree too;
+- ``eval_on``: with ``--eval-on DIR``, `eval run` of every task on tiny models and releases made
+  once in DIR (by the first tree that runs it) and reused by the other: the exact comparison.
 
 The render and release parts only use the CLI and ``load_catalog``/``render``, found at their
 old or new module paths, so the one script runs on both trees.
@@ -157,6 +161,95 @@ def _eval(base: Path) -> dict[str, Any]:
     return out
 
 
+RUNS = [
+    ("sentiment-cls", "sentiment", ["--task", "sentiment", "--model", "cls"]),
+    ("sentiment-llama", "sentiment", ["--task", "sentiment", "--model", "llama"]),
+    ("sos-bert", "regional", ["--task", "sos", "--model", "bert"]),
+    ("sos-gpt2", "regional", ["--task", "sos", "--model", "gpt2"]),
+    ("honest-bert", "regional", ["--task", "honest", "--model", "bert", "--k", "3"]),
+    ("honest-gpt2", "regional", ["--task", "honest", "--model", "gpt2", "--max-new-tokens", "6"]),
+    (
+        "iat-llama",
+        "regional",
+        ["--task", "iat", "--model", "llama", "--permutations", "2", "--max-new-tokens", "8"],
+    ),
+    ("ifm-llama", "regional", ["--task", "ifm", "--model", "llama", "--max-new-tokens", "4"]),
+    ("bbq-llama", "imported", ["--task", "bbq", "--model", "llama"]),
+    ("crows-bert", "imported", ["--task", "crows-pairs", "--model", "bert"]),
+    ("crows-gpt2", "imported", ["--task", "crows-pairs", "--model", "gpt2"]),
+    ("sos-study-bert", "imported", ["--task", "sos", "--suite", "sos-study", "--model", "bert"]),
+]
+
+
+def _eval_inputs(folder: Path) -> None:
+    """Tiny models, HurtLex stand-ins and releases for RUNS, made once."""
+    sys.path.insert(0, str(ROOT))
+    from tests import tiny_models as tm
+    from tests.conftest import write_mini_catalog
+    from tests.test_eval_run import HURTLEX, pins
+
+    folder.mkdir(parents=True)
+    for name, make in (
+        ("bert", tm.bert_mlm),
+        ("gpt2", tm.gpt2),
+        ("llama", tm.llama),
+        ("cls", tm.bert_classifier),
+    ):
+        make(folder / "models" / name)
+    hurtlex = folder / "cache" / "lexicons" / "hurtlex" / "1.2"
+    hurtlex.mkdir(parents=True)
+    for lang, text in HURTLEX.items():
+        (hurtlex / f"hurtlex_{lang}.tsv").write_text(text, encoding="utf-8")
+    catalogs = _catalogs(folder / "catalogs")
+    catalogs["sentiment"] = write_mini_catalog(folder / "catalogs" / "sentiment")
+    for name in ("answers.yaml", "prompts.yaml"):
+        shutil.copy(ROOT / "lexicons" / name, catalogs["sentiment"] / "lexicons" / name)
+    shutil.copy(ROOT / "translations" / "review-policy.yaml", catalogs["sentiment"] / "translations")
+    pins(catalogs["regional"])
+    for name in ("sentiment", "regional", "imported"):
+        dist = folder / "releases" / name
+        _cli(
+            "release",
+            "build",
+            "0.1.0-preview.1",
+            "--preview",
+            "--root",
+            str(catalogs[name]),
+            "--dist",
+            str(dist),
+        )
+
+
+def _eval_on(folder: Path, label: str) -> dict[str, Any]:
+    if not folder.exists():
+        _eval_inputs(folder)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "POLYPROBE_CACHE": str(folder / "cache")}
+    out: dict[str, Any] = {}
+    for name, release, args in RUNS:
+        run = folder / f"out-{label}" / name
+        args = [str(folder / "models" / a) if a in ("bert", "gpt2", "llama", "cls") else a for a in args]
+        release_dir = folder / "releases" / release / "polyprobe-0.1.0-preview.1"
+        cmd = [
+            sys.executable,
+            "-m",
+            "toolkit.cli",
+            "eval",
+            "run",
+            "--release",
+            str(release_dir),
+            "--out",
+            str(run),
+        ]
+        done = subprocess.run(
+            [*cmd, "--device", "cpu", *args], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            out[name] = {"exit": done.returncode, "stderr": done.stderr[-500:]}
+            continue
+        out[name] = _strip(json.loads((run / "metrics.json").read_text(encoding="utf-8")))
+    return out
+
+
 def _diff(a: Any, b: Any, where: str, found: list[str]) -> None:
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b)):
@@ -173,7 +266,7 @@ def main(argv: list[str]) -> int:
         before, after = (json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:3])
         found: list[str] = []
         _diff(before, after, "", found)
-        for part in ("render", "release", "eval"):
+        for part in ("render", "release", "eval", "eval_on"):
             print(f"{part}: {len(before.get(part, {}))} entries before, {len(after.get(part, {}))} after")
         print("\n".join(found) or "no differences")
         return 1 if found else 0
@@ -184,6 +277,8 @@ def main(argv: list[str]) -> int:
         snapshot = {"render": _render(catalogs), "release": _release(catalogs)}
         if "--no-eval" not in argv:
             snapshot["eval"] = _eval(base)
+        if "--eval-on" in argv:
+            snapshot["eval_on"] = _eval_on(Path(argv[argv.index("--eval-on") + 1]), target.stem)
     target.write_text(json.dumps(snapshot, indent=1, sort_keys=True), encoding="utf-8")
     print(f"{target}: {', '.join(f'{k} {len(v)}' for k, v in snapshot.items())}")
     return 0

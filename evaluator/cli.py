@@ -20,7 +20,7 @@ from rich.table import Table
 
 from evaluator.options import RunOptions
 from toolkit.cli.common import err_console
-from toolkit.errors import InputError
+from toolkit.core.errors import InputError
 
 app = typer.Typer(help="Score language models on frozen releases.", no_args_is_help=True)
 

@@ -9,7 +9,7 @@ import importlib.util
 from pathlib import Path
 
 from evaluator.errors import EvaluationError
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.project import cache_dir
 
 ALIASES = ("default", "smollm2", "smollm2-135m-instruct")
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Literal
 
 from evaluator.metrics.errors import MetricInputError
+from toolkit.core.text import is_cjk
 
 Level = Literal["conservative", "inclusive", "both"]
 Script = Literal["space", "cjk"]
@@ -112,24 +113,6 @@ _FOLD = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي
 _APOSTROPHES = frozenset("'’‘ʼʻ`´′")
 _ARTICLES = ("ال", "ٱل")
 _MIN_STEM = 3
-_CJK_RANGES = (
-    (0x2E80, 0x2FDF),
-    (0x3005, 0x3007),
-    (0x3021, 0x3029),
-    (0x3038, 0x303B),
-    (0x3040, 0x30FF),
-    (0x3100, 0x312F),
-    (0x31A0, 0x31FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xF900, 0xFAFF),
-    (0x20000, 0x3134F),
-)
-
-
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
 
 
 def _clean(text: str) -> str:
@@ -157,7 +140,7 @@ def _split(text: str, script: Script) -> list[str]:
     buf: list[str] = []
     for ch in text:
         cat = unicodedata.category(ch)
-        if ch not in _APOSTROPHES and cat[0] in "LNM" and not (script == "cjk" and _is_cjk(ch)):
+        if ch not in _APOSTROPHES and cat[0] in "LNM" and not (script == "cjk" and is_cjk(ch)):
             buf.append(ch)
             continue
         if buf:
@@ -165,7 +148,7 @@ def _split(text: str, script: Script) -> list[str]:
             buf = []
         if ch in _APOSTROPHES:
             continue
-        if cat == "So" or (script == "cjk" and _is_cjk(ch)):
+        if cat == "So" or (script == "cjk" and is_cjk(ch)):
             tokens.append(ch)
     if buf:
         tokens.append("".join(buf))

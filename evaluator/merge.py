@@ -9,8 +9,8 @@ from typing import Any
 
 from evaluator.metrics.stats import merge_runs
 from evaluator.run_folder import release_around
-from toolkit.errors import InputError
-from toolkit.fileio import write_text_atomic
+from toolkit.core.errors import InputError
+from toolkit.core.fileio import write_text_atomic
 
 
 def _check_merge_out(out: Path) -> None:

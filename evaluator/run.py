@@ -28,8 +28,8 @@ from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, 
 from evaluator.signature import run_signature
 from evaluator.tasks import get_task
 from evaluator.tasks.base import Context, Task
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.errors import InputError
+from toolkit.core.project import cache_dir
 from toolkit.release import Release, open_release
 
 
@@ -125,7 +125,7 @@ def job_suite(task: Task, options: RunOptions) -> str:
 def job_locales(release: Release, task: Task, options: RunOptions) -> list[str]:
     """The locales a run scores: those asked for, or every locale the release has for the task."""
     suite = job_suite(task, options)
-    if suite not in release.manifest["suites"]:
+    if suite not in release.manifest.suites:
         raise InputError(f"release {release.version} has no {suite} suite")
     available = [loc for loc in release.locales(suite) if release.has(suite, loc)]
     locales = list(options.locales) if options.locales else available

@@ -22,7 +22,7 @@ from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI
 from tests.regional_fixture import write_regional_catalog
 from tests.test_bbq_and_quality import write_bbq
-from toolkit.project import Project
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 EXTRA_GROUP = """\
@@ -119,8 +119,8 @@ def bbq_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("lexicons", "templates"):
         shutil.copytree(REPO / name, root / name)
     shutil.rmtree(root / "templates" / "ifm")  # keep the build small: bbq only
-    from toolkit.bbq import import_bbq
-    from toolkit.catalog import load_catalog
+    from toolkit.catalog.loader import load_catalog
+    from toolkit.importers.bbq import import_bbq
 
     catalog = load_catalog(Project.at(root), suites=["bbq"])
     import_bbq(

@@ -21,11 +21,11 @@ from tests.conftest import REPO
 from tests.published_fixtures import CROWS_ROWS, STUDY_FILES, write_crows, write_study
 from tests.regional_fixture import write_regional_catalog
 from tests.test_crows_pairs_metric import PAIRS, by_hand
-from toolkit.catalog import load_catalog
-from toolkit.crows_pairs import import_crows_pairs
-from toolkit.project import Project
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.importers.crows_pairs import import_crows_pairs
+from toolkit.importers.sos_study import import_sos_study
 from toolkit.release.build import BuildOptions, build_release
-from toolkit.sos_study import import_sos_study
 
 
 @pytest.fixture(scope="module")

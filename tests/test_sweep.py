@@ -20,7 +20,7 @@ import yaml
 from tests import tiny_models as tm
 from tests.regional_fixture import write_regional_catalog
 from tests.test_eval_run import HURTLEX, pins
-from toolkit.project import Project
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 

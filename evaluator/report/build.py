@@ -26,7 +26,7 @@ from evaluator.report.render import write_text
 from evaluator.report.runs import METRICS, PREDICTIONS, TASK_ORDER, Run, RunFolderError, load_runs
 from evaluator.report.sections import BUILDERS, TASK_INTROS, TASK_TITLES, Context
 from evaluator.run_folder import RUN, release_around
-from toolkit.errors import InputError, PolyprobeError
+from toolkit.core.errors import InputError, PolyprobeError
 
 HTML = "report.html"
 MARKDOWN = "summary.md"

@@ -14,8 +14,8 @@ from typing import Any
 import polars as pl
 
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE
-from toolkit.errors import InputError
-from toolkit.fileio import sha256_file
+from toolkit.core.errors import InputError
+from toolkit.core.fileio import sha256_file
 
 TASK_ORDER: tuple[str, ...] = ("sentiment", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
 

@@ -89,7 +89,7 @@ class DriverServer:
 
     def __init__(self, path: str | None, files: dict[str, bytes]) -> None:
         from evaluator.cache import ResponseCache
-        from toolkit.lexicon_pins import cache_dir
+        from toolkit.core.project import cache_dir
 
         self.cache = ResponseCache(Path(path) if path else cache_dir() / "responses.sqlite")
         self.files = files

@@ -31,8 +31,8 @@ from evaluator.sweep.spec import Job, ModelPlan, Sweep, SweepFileError, load_swe
 from evaluator.sweep.state import rerun_reason
 from evaluator.sweep.summary import Outcome, headline, write_summary
 from evaluator.tasks import get_task
-from toolkit.errors import InputError, PolyprobeError
-from toolkit.fileio import write_text_atomic
+from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.core.fileio import write_text_atomic
 from toolkit.release import Release, open_release
 
 logger = logging.getLogger(__name__)

@@ -35,9 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evaluator.options import RunOptions
 from evaluator.tasks import TASKS
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
-from toolkit.fileio import load_yaml
+from toolkit.core.errors import InputError, did_you_mean
+from toolkit.core.fileio import load_yaml
 
 MODEL_FIELDS = frozenset(
     {"task", "model", "locales", "backend", "device", "dtype", "batch_size", "seed", "limit", "api"}

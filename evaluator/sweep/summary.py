@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evaluator.report.compare import MEASURES
-from toolkit.fileio import write_text_atomic
+from toolkit.core.fileio import write_text_atomic
 
 Status = Literal["done", "skipped", "failed"]
 

@@ -15,8 +15,8 @@ from evaluator.hurtlex import load_hurtlex
 from evaluator.metrics.honest import honest_report
 from evaluator.options import RunOptions
 from evaluator.tasks.base import Context, Task
-from toolkit.fileio import sha256_file
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.fileio import sha256_file
+from toolkit.core.project import cache_dir
 
 Completion = Literal["word", "sentence"]
 
@@ -46,7 +46,7 @@ def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Any]:
     pins = ctx.release.lexicon_pins().get("hurtlex")
     if not pins:
         raise EvaluationError(f"release {ctx.release.version} records no HurtLex pins")
-    lang = ctx.release.manifest["locales"][locale]["hurtlex"]
+    lang = ctx.release.manifest.locales[locale].hurtlex
     if not lang:
         raise EvaluationError(f"{locale} has no HurtLex lexicon")
     path = cache_dir() / "lexicons" / "hurtlex" / pins["version"] / f"hurtlex_{lang}.tsv"

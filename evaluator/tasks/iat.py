@@ -17,7 +17,7 @@ from evaluator.metrics.iat import iat_report
 from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
 from evaluator.tasks.base import Context, Task, instruction_generation
-from toolkit.grammar import LocaleGrammar, new_environment
+from toolkit.catalog.grammar import LocaleGrammar, new_environment
 
 
 def generation(options: RunOptions) -> GenerationSettings:

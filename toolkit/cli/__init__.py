@@ -22,8 +22,8 @@ from toolkit.cli import (
     xliff_cmd,
 )
 from toolkit.cli.common import err_console
-from toolkit.errors import CatalogError, PolyprobeError
-from toolkit.fileio import describe_os_error
+from toolkit.core.errors import CatalogError, PolyprobeError
+from toolkit.core.fileio import describe_os_error
 
 app = typer.Typer(
     name="polyprobe",

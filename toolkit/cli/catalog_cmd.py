@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from toolkit.catalog import did_you_mean, load_catalog
+from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities
 from toolkit.cli.common import (
     JsonFlag,
     Root,
@@ -21,11 +22,10 @@ from toolkit.cli.common import (
     warn_problems,
     warn_skipped,
 )
-from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.errors import CatalogError, InputError
-from toolkit.lint import CHECKS, lint
-from toolkit.studies import linked_groups, load_study, match_study, read_identities
-from toolkit.validate import validate
+from toolkit.core.errors import CatalogError, InputError, did_you_mean
+from toolkit.render.lint import CHECKS, lint
+from toolkit.render.validate import validate
+from toolkit.translation.coverage import COVERAGE_COLUMNS, coverage
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
 

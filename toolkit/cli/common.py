@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolkit.catalog import Catalog
-from toolkit.errors import InputError, Problem, ordered
-from toolkit.project import Project
-from toolkit.store import SKIPPED
+from toolkit.catalog.loader import Catalog
+from toolkit.core.errors import InputError, Problem, ordered
+from toolkit.core.project import Project
+from toolkit.store.files import SKIPPED
 
 err_console = Console(stderr=True, soft_wrap=True)
 out_console = Console(soft_wrap=True)

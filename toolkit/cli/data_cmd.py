@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from toolkit.bbq import import_bbq
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
-from toolkit.quality import post_editing
+from toolkit.importers.bbq import import_bbq
+from toolkit.translation.quality import post_editing
 
 import_app = typer.Typer(
     help="Import external datasets from your own copy (never committed).", no_args_is_help=True

@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.crows_pairs import DATASET as CROWS_PAIRS
+from toolkit.catalog.published.files import Finding
+from toolkit.catalog.published.sos_study import DATASET as SOS_STUDY
 from toolkit.cli.common import JsonFlag, Root, err_console, print_json, project_at
-from toolkit.crows_pairs import DATASET as CROWS_PAIRS
-from toolkit.crows_pairs import import_crows_pairs
-from toolkit.published import Finding
-from toolkit.sos_study import DATASET as SOS_STUDY
-from toolkit.sos_study import import_sos_study
+from toolkit.importers.crows_pairs import import_crows_pairs
+from toolkit.importers.sos_study import import_sos_study
 
 SHOWN = 12
 """Findings listed one by one; the rest are counted."""

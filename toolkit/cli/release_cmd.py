@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
+from toolkit.catalog.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
+from toolkit.core.errors import InputError
 from toolkit.release import ReleaseInvalid, open_release, verify
 from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
@@ -99,9 +99,7 @@ def diff_command(
 ) -> None:
     """The changelog between any two releases."""
     a, b = open_release(old), open_release(new)
-    log = Changelog(
-        old=a.version, new=b.version, inputs=diff_inputs(a.manifest["inputs"], b.manifest["inputs"])
-    )
+    log = Changelog(old=a.version, new=b.version, inputs=diff_inputs(a.manifest.inputs, b.manifest.inputs))
     keys = sorted({(s, loc) for r in (a, b) for s in r.suites() for loc in r.locales(s)})
     for suite, locale in keys:
         fa = a.scan(suite, locale).collect() if a.has(suite, locale) else None

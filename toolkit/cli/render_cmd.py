@@ -12,11 +12,11 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import Root, err_console, project_at
-from toolkit.errors import CatalogError, InputError
-from toolkit.fileio import atomic_path
-from toolkit.render import render
+from toolkit.core.errors import CatalogError, InputError
+from toolkit.core.fileio import atomic_path
+from toolkit.render.renderer import render
 
 
 class Format(StrEnum):

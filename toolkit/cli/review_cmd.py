@@ -10,13 +10,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
-from toolkit.errors import InputError
-from toolkit.labelstudio import INTERFACE_VERSION, Client, Settings
-from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
-from toolkit.review import pull, push, review_status
-from toolkit.review_policy import load_policy
+from toolkit.core.errors import InputError
+from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
+from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.policy import load_policy
+from toolkit.review.workflow import REVIEW_COLUMNS, pull, push, review_status
 
 app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
 
@@ -107,7 +107,7 @@ def status_command(
         print_json([r.__dict__ for r in rows])
         return
     table = Table(title="review status")
-    cols = ("pending", "needs edit", "reviewed", "approved", "rejected", "in adjudication")
+    cols = [c for c in REVIEW_COLUMNS if c not in ("stale", "untranslated")]  # see `translations status`
     for col in ("locale", "suite", *cols, "inconsistent", "flagged edits", "alpha", "edits chrF"):
         table.add_column(col)
     for r in rows:

@@ -13,13 +13,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
-from toolkit.deepl_api import KEY_ENV, SERVER_ENV, DeepL
-from toolkit.errors import InputError
-from toolkit.glossary import NAME_PREFIX
-from toolkit.ledger import read_ledger, summarise
-from toolkit.translate import Options, Report, delete_glossary, translate
+from toolkit.core.errors import InputError
+from toolkit.translation.deepl_api import KEY_ENV, SERVER_ENV, DeepL
+from toolkit.translation.glossary import NAME_PREFIX
+from toolkit.translation.ledger import read_ledger, summarise
+from toolkit.translation.machine import Options, Report, delete_glossary, translate
 
 LEDGER_COLUMNS = (
     "run",

@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at, warn_skipped
-from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.drafts import import_drafts
-from toolkit.repair import repair_store, store_files
-from toolkit.stale import RETIRED, orphans, retire_orphans, sync
+from toolkit.store.repair import repair_store, store_files
+from toolkit.translation.coverage import COVERAGE_COLUMNS, coverage
+from toolkit.translation.drafts import import_drafts
+from toolkit.translation.stale import RETIRED, orphans, retire_orphans, sync
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True

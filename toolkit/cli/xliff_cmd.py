@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from toolkit.catalog import load_catalog
+from toolkit.catalog.loader import load_catalog
 from toolkit.cli.common import Root, err_console, project_at, warn_skipped
-from toolkit.xliff import export_xliff, import_xliff
+from toolkit.translation.xliff import export_xliff, import_xliff
 
 app = typer.Typer(help="XLIFF 2.1 round trip for translation vendors.", no_args_is_help=True)
 

@@ -203,8 +203,11 @@ def _previous(dist: Path, version: str, explicit: Path | None) -> Path | None:
 
 
 def build_release(
-    project: Project, options: BuildOptions, progress: Callable[[str], None] | None = None
+    project: Project, options: BuildOptions, progress: Callable[[str, int, int], None] | None = None
 ) -> Path:
+    """Build a release; ``progress(what, done, total)`` follows each stage (validating, rendering,
+    writing) against its own total."""
+    step = progress or (lambda what, done, total: None)
     check_version(options.version, options.preview)
     dist = options.dist or project.root / "dist"
     target = release_dir(dist, options.version)
@@ -222,9 +225,11 @@ def build_release(
         ]
         for s in suites
     }
-    if progress:
-        progress("validating")
-    checked = validate(catalog)
+    checks = sum(c in catalog.locales for s in catalog.suites.values() for c in s.spec.locales)
+    checked_so_far = iter(range(checks))
+    checked = validate(
+        catalog, progress=lambda sid, code: step(f"validating {sid} {code}", next(checked_so_far), checks)
+    )
     relevant = [
         p for p in checked.problems if not p.locale or options.locales is None or p.locale in options.locales
     ]
@@ -240,28 +245,24 @@ def build_release(
             )
     min_status = "draft" if options.preview else "approved"
     frames: dict[tuple[str, str], pl.DataFrame] = {}
-    for sid in suites:
-        for code in locales[sid]:
-            if progress:
-                progress(f"rendering {sid} [{code}]")
-            rendered = render(catalog, sid, code, min_status=min_status)
-            if rendered.problems:
-                raise CatalogError(rendered.problems)
-            if rendered.frame.height:
-                frames[(sid, code)] = rendered.frame.sort("sample_id")
+    jobs = [(sid, code) for sid in suites for code in locales[sid]]
+    for done, (sid, code) in enumerate(jobs):
+        step(f"rendering {sid} {code}", done, len(jobs))
+        rendered = render(catalog, sid, code, min_status=min_status)
+        if rendered.problems:
+            raise CatalogError(rendered.problems)
+        if rendered.frame.height:
+            frames[(sid, code)] = rendered.frame.sort("sample_id")
 
     tmp: Path | None = None
     try:
-        if progress:
-            progress("writing")
         dist.mkdir(parents=True, exist_ok=True)
         with interrupts_held():  # the temporary folder exists only once it is known here
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
         files: dict[str, dict[str, Any]] = {}
         counts: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
-        for (sid, code), frame in frames.items():
-            if progress:
-                progress(f"writing {sid} [{code}]")
+        for written, ((sid, code), frame) in enumerate(frames.items()):
+            step(f"writing {sid} {code}", written, len(frames))
             rel = f"data/{sid}/{code}.parquet"
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)

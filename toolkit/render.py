@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -187,5 +187,26 @@ def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draf
         return catalog.rendered[key]
     kind.check(catalog, suite, job.problems)
     frame = kind.build(job, schema)
-    result = catalog.rendered[key] = Rendered(suite.id, locale, frame, job.problems, job.skipped)
+    problems = once_per_text(job.problems)
+    result = catalog.rendered[key] = Rendered(suite.id, locale, frame, problems, job.skipped)
     return result
+
+
+def once_per_text(problems: list[Problem]) -> list[Problem]:
+    """A text that fails the same way with every group it is rendered with is one problem, not
+    one per group: the first group is named and the others counted."""
+    first: dict[tuple[str, str, str, str], int] = {}
+    more: Counter[tuple[str, str, str, str]] = Counter()
+    out: list[Problem] = []
+    for problem in problems:
+        key = (problem.file, problem.record, problem.locale, problem.message)
+        if not problem.field.startswith("group "):
+            out.append(problem)
+        elif key in first:
+            more[key] += 1
+        else:
+            first[key] = len(out)
+            out.append(problem)
+    for key, n in more.items():
+        out[first[key]] = replace(out[first[key]], field=f"{out[first[key]].field} and {n} more")
+    return out

@@ -16,7 +16,14 @@ from toolkit.suites import KINDS
 
 LEDGER = [
     {"run": "a1", "event": "start", "at": "2026-01-01T10:00:00Z", "locale": "it", "suite": "sentiment"},
-    {"run": "a1", "event": "request", "outcome": "ok", "characters": 120, "billed": 118, "segments": ["gen-01.f"]},
+    {
+        "run": "a1",
+        "event": "request",
+        "outcome": "ok",
+        "characters": 120,
+        "billed": 118,
+        "segments": ["gen-01.f"],
+    },
     {"run": "a1", "event": "request", "outcome": "429", "characters": 40},
     {"run": "a1", "event": "end", "at": "2026-01-01T10:00:09Z", "outcome": "complete"},
 ]

@@ -28,7 +28,7 @@ from evaluator.options import (
     Truncation,
 )
 from evaluator.tasks import TASKS
-from toolkit.cli.common import err_console, list_option, progress, say, table
+from toolkit.cli.common import err_console, list_option, print_table, progress, say, table
 from toolkit.errors import InputError
 
 app = typer.Typer(help="Score language models on frozen releases.", no_args_is_help=True)
@@ -379,7 +379,7 @@ def sweep_command(
             o.error or "",
             style="red" if o.status == "failed" else None,
         )
-    err_console.print(grid)
+    print_table(grid, err_console)
     say(f"summary: {result.summary}" + (f"\nreport: {result.report}" if result.report else ""))
     if result.report_error:
         raise EvaluationError(f"the comparison report could not be built: {result.report_error}")

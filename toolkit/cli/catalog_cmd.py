@@ -17,6 +17,7 @@ from toolkit.cli.common import (
     err_console,
     out_console,
     print_json,
+    print_table,
     progress,
     project_at,
     say,
@@ -141,13 +142,14 @@ def _list_text(ilist: IdentityList, standings: Counter[str]) -> str:
     cited_width = max(len(c) for c in cited.values()) if cited else 0
     indent = " " * (2 + id_width + 2 + cited_width + 2)
     counts = ", ".join(f"{n} {standing}" for standing, n in sorted(standings.items()))
-    lines = [
+    heading = (
         f"{ilist.path}: region {ilist.region}, version {ilist.version}, {len(ilist.groups)} groups ({counts})"
-    ]
-    heading = None
+    )
+    lines = [_wrapped(heading, "")]
+    section = None
     for group in sorted(ilist.groups, key=lambda g: (g.standing, g.attribute, g.id)):
-        if (group.standing, group.attribute) != heading:
-            heading = (group.standing, group.attribute)
+        if (group.standing, group.attribute) != section:
+            section = (group.standing, group.attribute)
             lines.append(f"{group.standing} · {group.attribute}")
         about = group.name + "".join(
             f"; {sid}: {', '.join(link.terms)}" for sid, link in sorted(group.study.items())
@@ -158,7 +160,9 @@ def _list_text(ilist: IdentityList, standings: Counter[str]) -> str:
                 about, width=width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False
             )
         )
-    lines.append(f"sources of {ilist.path} (J: the standing is the project's judgement, below):")
+    lines.append(
+        _wrapped(f"sources of {ilist.path} (J: the standing is the project's judgement, below):", "")
+    )
     for sid, n in numbers.items():
         lines.append(_wrapped(f"{n} {sid}: {ilist.sources[sid].citation}", "  "))
     for group in sorted((g for g in ilist.groups if g.judgement), key=lambda g: g.id):
@@ -249,7 +253,7 @@ def study_command(
         total = f"{len(m.matched)} / {m.total}" if m.total is not None else f"{len(m.matched)} / ?"
         share = f"{m.share:.1%}" if m.share is not None else "?"
         summary.add_row(r, m.study_region, str(n_groups), total, share, str(len(m.left_out)))
-    out_console.print(summary)
+    print_table(summary)
     for r, m in result.regions.items():
         grid = table(f"{r} ({m.study_region}): study identity -> polyprobe groups")
         for col in ("study identity", "groups", "standing"):
@@ -259,7 +263,7 @@ def study_command(
             grid.add_row(term, ", ".join(gids), standings)
         for term, reason in m.left_out.items():
             grid.add_row(term, "left out: " + reason, "")
-        out_console.print(grid)
+        print_table(grid)
     for diff in result.standing_differences:
         out_console.print(
             f"standing: {diff['group']} is {diff['ours']}, the study calls {diff['term']!r} {diff['study']}"

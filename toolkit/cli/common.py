@@ -185,6 +185,11 @@ def table(title: str | None = None) -> Table:
     return Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, padding=0, title_justify="left")
 
 
+def print_table(grid: Table, console: Console = out_console) -> None:
+    """A table wrapped to the console's width, title included (the consoles do not wrap plain lines)."""
+    console.print(grid, soft_wrap=False)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 

@@ -13,7 +13,17 @@ import typer
 from toolkit.bbq import import_bbq
 from toolkit.catalog import load_catalog
 from toolkit.cli.choices import Suite
-from toolkit.cli.common import JsonFlag, Root, list_option, out_console, print_json, project_at, say, table
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    list_option,
+    out_console,
+    print_json,
+    print_table,
+    project_at,
+    say,
+    table,
+)
 
 import_app = typer.Typer(
     help="Import external datasets from your own copy (never committed).", no_args_is_help=True
@@ -128,6 +138,6 @@ def quality_command(
     for e in efforts:
         scores = (str(v) if v is not None else "-" for v in (e.chrf, e.bleu, e.ter))
         grid.add_row(e.suite, str(e.segments), str(e.edited), *scores)
-    out_console.print(grid)
+    print_table(grid)
     for sig in sorted({sig for e in efforts for sig in e.signatures.values()}):
         out_console.print(f"signature: {sig}", highlight=False, markup=False)

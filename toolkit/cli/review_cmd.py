@@ -18,8 +18,8 @@ from toolkit.cli.common import (
     Root,
     err_console,
     list_option,
-    out_console,
     print_json,
+    print_table,
     project_at,
     say,
     table,
@@ -154,7 +154,7 @@ def status_command(
         ]
         for name, values in measures:
             grid.add_row(name, *values)
-        out_console.print(grid)
+        print_table(grid)
     flagged = [(r, reason, n) for r in rows for reason, n in r.flagged.items()]
     if flagged:
         reasons = table("flagged edits by reason (not applied)")
@@ -162,7 +162,7 @@ def status_command(
             reasons.add_column(col)
         for r, reason, n in flagged:
             reasons.add_row(r.locale, r.suite, reason, str(n))
-        out_console.print(reasons)
+        print_table(reasons)
 
 
 @app.command("server")

@@ -15,6 +15,7 @@ from toolkit.cli.common import (
     Root,
     out_console,
     print_json,
+    print_table,
     project_at,
     say,
     table,
@@ -84,7 +85,7 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
             grid.add_column(col.replace("_", " "), justify="right")
         for locale, counts in per_locale.items():
             grid.add_row(locale, *(str(counts[c]) if counts[c] else "·" for c in shown))
-        out_console.print(grid)
+        print_table(grid)
     if zero := [c for c in COVERAGE_COLUMNS if c not in shown]:
         out_console.print(f"no segment is {', '.join(zero)}", highlight=False, markup=False)
 

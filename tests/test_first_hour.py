@@ -5,13 +5,18 @@ render nothing."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 
+from evaluator.report.text import font_files
 from tests.conftest import MINI_TRANSLATIONS, REPO, _sources, store_line, write_mini_catalog
 from toolkit.cli import common
 from toolkit.project import Project
@@ -180,3 +185,62 @@ def test_transformers_warning_about_long_inputs_is_silenced_and_no_other() -> No
     )
     assert not logger.filter(record(handled))
     assert logger.filter(record("Some other tokenizer warning"))
+
+
+NOTO = ("Noto Sans", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans CJK SC")
+FONT_PROBE = """
+import sys
+from matplotlib import font_manager
+from evaluator.report.text import font_families
+print(sorted({e.name for e in font_manager.fontManager.ttflist} & set(sys.argv[1:])))
+print(list(font_families()))
+"""
+
+
+def test_the_report_finds_its_fonts_with_a_cache_built_before_they_were_installed(tmp_path: Path) -> None:
+    """matplotlib's font cache, built while the Noto fonts were not installed yet, lists none of
+    them; the report registers the files itself instead of drawing Hebrew, Arabic and Chinese as
+    boxes."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    if not font_files(NOTO, font_manager.findSystemFonts()):
+        pytest.skip("the Noto fonts are not installed (bash .ci/setup installs them)")
+    name = f"fontlist-v{font_manager.FontManager.__version__}.json"
+    cache = json.loads((Path(matplotlib.get_cachedir()) / name).read_text(encoding="utf-8"))
+    cache["ttflist"] = [e for e in cache["ttflist"] if "noto" not in e["fname"].lower()]
+    config = tmp_path / "mpl"
+    config.mkdir()
+    (config / name).write_text(json.dumps(cache), encoding="utf-8")
+    env = {**os.environ, "MPLCONFIGDIR": str(config)}
+    result = subprocess.run(
+        [sys.executable, "-c", FONT_PROBE, *NOTO],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
+    before, after = result.stdout.splitlines()
+    assert before == "[]"  # the stale cache knows no Noto font
+    assert after == repr([*NOTO, "DejaVu Sans"])
+
+
+def test_font_files_follow_the_fonts_file_names() -> None:
+    files = [
+        "/f/NotoSans-Regular.ttf",
+        "/f/NotoSans-Bold.ttf",
+        "/f/NotoSansArabic-Regular.ttf",
+        "/f/NotoSansArabicUI-Regular.ttf",
+        "/f/NotoSerifHebrew-Regular.ttf",
+        "/f/NotoSansCJK-Regular.ttc",
+        "/f/NotoSansCJKsc-Regular.otf",
+        "/f/NotoSansMono-Regular.ttf",
+    ]
+    assert font_files(["Noto Sans"], files) == ["/f/NotoSans-Bold.ttf", "/f/NotoSans-Regular.ttf"]
+    assert font_files(["Noto Sans Arabic"], files) == ["/f/NotoSansArabic-Regular.ttf"]
+    assert font_files(["Noto Sans CJK SC"], files) == [
+        "/f/NotoSansCJK-Regular.ttc",
+        "/f/NotoSansCJKsc-Regular.otf",
+    ]
+    assert font_files(["Noto Sans Hebrew"], files) == []

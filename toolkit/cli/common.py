@@ -186,7 +186,11 @@ def table(title: str | None = None) -> Table:
 
 
 def print_table(grid: Table, console: Console = out_console) -> None:
-    """A table wrapped to the console's width, title included (the consoles do not wrap plain lines)."""
+    """A table wrapped to the console's width; its title a line of its own above it, wrapped to
+    the console rather than to a narrow table."""
+    title, grid.title = grid.title, None
+    if title:
+        console.print(str(title), highlight=False, markup=False, soft_wrap=False)
     console.print(grid, soft_wrap=False)
 
 

@@ -18,6 +18,7 @@ from toolkit.cli.common import (
     Root,
     err_console,
     list_option,
+    out_console,
     print_json,
     print_table,
     project_at,
@@ -141,6 +142,9 @@ def status_command(
     cols = ("pending", "needs edit", "reviewed", "approved", "rejected", "in adjudication")
     for sid in dict.fromkeys(r.suite for r in rows):
         mine = [r for r in rows if r.suite == sid]
+        if not any(n for r in mine for n in r.counts.values()):
+            out_console.print(f"review status: {sid}: no segments", highlight=False, markup=False)
+            continue
         grid = table(f"review status: {sid}")
         grid.add_column("")
         for r in mine:

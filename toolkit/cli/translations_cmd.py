@@ -79,6 +79,9 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
         return
     shown = [c for c in COVERAGE_COLUMNS if any(n[c] for loc in data.values() for n in loc.values())]
     for suite, per_locale in data.items():
+        if not any(n for counts in per_locale.values() for n in counts.values()):
+            out_console.print(f"{suite}: no segments", highlight=False, markup=False)
+            continue
         grid = table(f"{suite}: segments by status")
         grid.add_column("locale")
         for col in shown:

@@ -38,8 +38,10 @@ def resolve_default() -> Path:
     if marker.is_file() and marker.read_text(encoding="utf-8") == stamp:
         return target
     import torch
+    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
+    transformers.utils.logging.disable_progress_bar()  # its bars would interleave with polyprobe's
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=GGUF)
     gguf_model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=GGUF, dtype=torch.float32)
     config = AutoConfig.from_pretrained(source.parent, gguf_file=GGUF)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from evaluator.options import RunOptions
+from evaluator.options import Device, Dtype, RunOptions
 from evaluator.tasks import TASKS
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import load_yaml
@@ -63,8 +63,8 @@ class ModelSpec(_Strict):
     model: str = Field(min_length=1)
     name: str | None = None
     backend: Literal["transformers", "vllm", "openai"] = "transformers"
-    device: Literal["auto", "cuda", "cpu"] = "auto"
-    dtype: Literal["auto", "bf16", "fp16", "fp32"] = "auto"
+    device: Device = "auto"
+    dtype: Dtype = "auto"
     batch_size: int | None = Field(default=None, ge=1)
     gpus: float = Field(default=0, ge=0)
     """GPUs reserved for this model's Ray actor (the local executor uses `device`)."""

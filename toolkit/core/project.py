@@ -15,7 +15,7 @@ INSTALL = "polyprobe's install"
 
 @dataclass(frozen=True)
 class Project:
-    """The folders of a polyprobe catalog (see DESIGN.md, "Layout")."""
+    """The folders of a polyprobe catalog (see the layout in README.md)."""
 
     root: Path
     found_by: str = field(default="--root", compare=False)

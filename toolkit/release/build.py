@@ -224,10 +224,16 @@ class _Plan:
     min_status: str
 
 
+Step = Callable[[str, int, int], None]
+"""Progress of a stage: what is being done, how many are done, of how many."""
+
+
 def build_release(
-    project: Project, options: BuildOptions, progress: Callable[[str], None] | None = None
+    project: Project, options: BuildOptions, progress: Callable[[str, int, int], None] | None = None
 ) -> Path:
-    say = progress or (lambda _: None)
+    """Build a release; ``progress(what, done, total)`` follows each stage (validating, rendering,
+    writing) against its own total."""
+    step = progress or (lambda what, done, total: None)
     check_version(options.version, options.preview)
     dist = options.dist or project.root / "dist"
     target = release_dir(dist, options.version)
@@ -236,16 +242,14 @@ def build_release(
             f"{target} exists: a released version is never overwritten (choose a new version)"
         )
     plan = _plan(project, options)
-    say("validating")
-    _check(plan, options)
-    frames = _render_all(plan, say)
+    _check(plan, options, step)
+    frames = _render_all(plan, step)
     tmp: Path | None = None
     try:
-        say("writing")
         dist.mkdir(parents=True, exist_ok=True)
         with interrupts_held():  # the temporary folder exists only once it is known here
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
-        files, counts = _write_data(tmp, frames, say)
+        files, counts = _write_data(tmp, frames, step)
         lexicon_files, lexicon_inputs = _write_lexicons(project, tmp)
         manifest = _manifest(plan, options, frames, counts, files | lexicon_files, lexicon_inputs)
         manifest = _write_changelog(tmp, manifest, dist, options, frames)
@@ -274,10 +278,15 @@ def _plan(project: Project, options: BuildOptions) -> _Plan:
     return _Plan(catalog, suites, locales, "draft" if options.preview else "approved")
 
 
-def _check(plan: _Plan, options: BuildOptions) -> None:
+def _check(plan: _Plan, options: BuildOptions, step: Step) -> None:
     """Every problem of the catalog (in the release's locales), and for a stable release every
     translation it includes approved through review."""
-    checked = validate(plan.catalog)
+    catalog = plan.catalog
+    checks = sum(c in catalog.locales for s in catalog.suites.values() for c in s.spec.locales)
+    checked_so_far = iter(range(checks))
+    checked = validate(
+        catalog, progress=lambda sid, code: step(f"validating {sid} {code}", next(checked_so_far), checks)
+    )
     relevant = [
         p for p in checked.problems if not p.locale or options.locales is None or p.locale in options.locales
     ]
@@ -293,17 +302,17 @@ def _check(plan: _Plan, options: BuildOptions) -> None:
             )
 
 
-def _render_all(plan: _Plan, say: Callable[[str], None]) -> dict[tuple[str, str], pl.DataFrame]:
+def _render_all(plan: _Plan, step: Step) -> dict[tuple[str, str], pl.DataFrame]:
     """Every suite in every locale, rows sorted by sample id; (suite, locale) without rows left out."""
     frames: dict[tuple[str, str], pl.DataFrame] = {}
-    for sid in plan.suites:
-        for code in plan.locales[sid]:
-            say(f"rendering {sid} [{code}]")
-            rendered = render(plan.catalog, sid, code, min_status=plan.min_status)
-            if rendered.problems:
-                raise CatalogError(rendered.problems)
-            if rendered.frame.height:
-                frames[(sid, code)] = rendered.frame.sort("sample_id")
+    jobs = [(sid, code) for sid in plan.suites for code in plan.locales[sid]]
+    for done, (sid, code) in enumerate(jobs):
+        step(f"rendering {sid} {code}", done, len(jobs))
+        rendered = render(plan.catalog, sid, code, min_status=plan.min_status)
+        if rendered.problems:
+            raise CatalogError(rendered.problems)
+        if rendered.frame.height:
+            frames[(sid, code)] = rendered.frame.sort("sample_id")
     return frames
 
 
@@ -312,13 +321,13 @@ def _entry(path: Path, **extra: Any) -> FileEntry:
 
 
 def _write_data(
-    tmp: Path, frames: dict[tuple[str, str], pl.DataFrame], say: Callable[[str], None]
+    tmp: Path, frames: dict[tuple[str, str], pl.DataFrame], step: Step
 ) -> tuple[dict[str, FileEntry], Counts]:
     """data/SUITE/LOCALE.parquet for every frame; their entries and row counts per variant and status."""
     files: dict[str, FileEntry] = {}
     counts: Counts = {}
-    for (sid, code), frame in frames.items():
-        say(f"writing {sid} [{code}]")
+    for written, ((sid, code), frame) in enumerate(frames.items()):
+        step(f"writing {sid} {code}", written, len(frames))
         rel = f"data/{sid}/{code}.parquet"
         path = tmp / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,11 +9,13 @@ Everything that goes wrong is collected as a located Problem, never raised mid-w
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import polars as pl
 
 from toolkit.catalog.loader import Catalog, suite_ids
 from toolkit.catalog.templates import Suite
+from toolkit.core.errors import Problem
 from toolkit.render.job import Job, Rendered
 from toolkit.render.schema import base_schema
 from toolkit.render.suites import kind_of
@@ -51,5 +53,26 @@ def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draf
         return catalog.rendered[key]
     kind.check(catalog, suite, job.problems)
     frame = kind.build(job, schema)
-    result = catalog.rendered[key] = Rendered(suite.id, locale, frame, job.problems, job.skipped)
+    problems = once_per_text(job.problems)
+    result = catalog.rendered[key] = Rendered(suite.id, locale, frame, problems, job.skipped)
     return result
+
+
+def once_per_text(problems: list[Problem]) -> list[Problem]:
+    """A text that fails the same way with every group it is rendered with is one problem, not
+    one per group: the first group is named and the others counted."""
+    first: dict[tuple[str, str, str, str], int] = {}
+    more: Counter[tuple[str, str, str, str]] = Counter()
+    out: list[Problem] = []
+    for problem in problems:
+        key = (problem.file, problem.record, problem.locale, problem.message)
+        if not problem.field.startswith("group "):
+            out.append(problem)
+        elif key in first:
+            more[key] += 1
+        else:
+            first[key] = len(out)
+            out.append(problem)
+    for key, n in more.items():
+        out[first[key]] = replace(out[first[key]], field=f"{out[first[key]].field} and {n} more")
+    return out

@@ -3,7 +3,6 @@ macros and the translation store, loaded together with every problem found on th
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from toolkit.errors import CatalogError, InputError, Problem
+from toolkit.errors import CatalogError, InputError, Problem, did_you_mean
 from toolkit.grammar import LocaleGrammar, load_grammar
 from toolkit.iat import IatStimuli, load_iat
 from toolkit.identities import IdentityList, Taxonomy, load_identity_list, load_taxonomy
@@ -25,13 +24,6 @@ def suite_ids(project: Project) -> list[str]:
     return sorted(
         p.name for p in project.templates.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
     )
-
-
-def did_you_mean(word: str, known: Iterable[str]) -> str:
-    known = sorted(known)
-    close = difflib.get_close_matches(word, known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"{hint} Known: {', '.join(known) or 'none'}."
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -18,6 +20,14 @@ class InputError(PolyprobeError):
     """The user's input (a file, an option, a record) is wrong."""
 
     exit_code = 2
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """The end of an "unknown name" message: the closest known name, and every known one."""
+    known = sorted(known)
+    close = difflib.get_close_matches(word, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"{hint} Known: {', '.join(known) or 'none'}."
 
 
 @dataclass(frozen=True, order=True)

@@ -35,8 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evaluator.options import RunOptions
 from evaluator.tasks import TASKS
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
+from toolkit.errors import InputError, did_you_mean
 from toolkit.fileio import load_yaml
 
 MODEL_FIELDS = frozenset(

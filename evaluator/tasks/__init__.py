@@ -5,8 +5,7 @@ from __future__ import annotations
 import importlib
 
 from evaluator.tasks.base import Task
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
+from toolkit.errors import InputError, did_you_mean
 
 TASKS: dict[str, str] = {
     "sentiment": "evaluator.tasks.sentiment:SentimentTask",

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from toolkit.catalog import did_you_mean, load_catalog
+from toolkit.catalog import load_catalog
 from toolkit.cli.common import (
     JsonFlag,
     Root,
@@ -22,7 +22,7 @@ from toolkit.cli.common import (
     warn_skipped,
 )
 from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.errors import CatalogError, InputError
+from toolkit.errors import CatalogError, InputError, did_you_mean
 from toolkit.lint import CHECKS, lint
 from toolkit.studies import linked_groups, load_study, match_study, read_identities
 from toolkit.validate import validate

@@ -611,6 +611,14 @@ def test_wrong_task_or_model_kind(
         "cpu",
     )
     assert kind.code == 1 and "cannot score a classifier model" in kind.err
+    # an option the task does not take is a mistake, refused before anything is loaded
+    ignored = cli(
+        "eval", "run", "--release", str(regional_release), "--task", "sos", "--model", str(models["bert"]),
+        "--out", str(tmp_path / "z"), "--k", "3", "--bbq-mode", "generate",
+    )  # fmt: skip
+    assert ignored.code == 2, ignored.err
+    assert "task sos does not take --k, --bbq-mode (its options: --score, --original-script)" in ignored.err
+    assert not (tmp_path / "z").exists()
 
 
 def test_merge_averages_runs_over_seeds(

@@ -3,13 +3,13 @@ no preference), per direction, with ties and pairs without a shared token counte
 
 from __future__ import annotations
 
-from typing import Any
-
 from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import locale_color, locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, Tick, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, breakdown_table, count, num, rows_of, run_key
+from evaluator.report.sections.common import Context, breakdown_table, by_locale, run_key
+from evaluator.results.base import number
+from evaluator.results.crows_pairs import CrowsLocale, CrowsPairsMetrics
 
 RULES = {
     "paper": "the paper's definition (exact comparison; a tie does not prefer sent_more)",
@@ -17,28 +17,24 @@ RULES = {
 }
 
 
-def _direction(entry: dict[str, Any], name: str) -> float | None:
-    row = next((r for r in rows_of(entry.get("by_direction")) if r.get("direction") == name), None)
-    return num(row.get("score")) if row else None
+def _direction(entry: CrowsLocale, name: str) -> float | None:
+    row = next((r for r in entry.by_direction if r.direction == name), None)
+    return number(row.score) if row else None
 
 
 def crows_pairs(run: Run, index: int, ctx: Context) -> Section:
-    per_locale: dict[str, Any] = run.metrics["per_locale"]
+    metrics = run.metrics_as(CrowsPairsMetrics)
+    per_locale = metrics.per_locale
     locales = locale_order(per_locale)
     key = run_key(run, index)
     blocks: list[Block] = []
-    types = sorted(
-        {str(r.get("bias_type")) for loc in locales for r in rows_of(per_locale[loc].get("by_bias_type"))}
-    )
+    types = sorted({r.bias_type for _, r in by_locale(per_locale, locales, lambda e: e.by_bias_type)})
     if types:
         ticks = [Tick("all", "all pairs"), *(Tick(t, t) for t in types)]
         series = []
         for loc in locales:
-            values = {
-                str(r.get("bias_type")): num(r.get("score"))
-                for r in rows_of(per_locale[loc].get("by_bias_type"))
-            }
-            values["all"] = num((per_locale[loc].get("overall") or {}).get("score"))
+            values = {r.bias_type: number(r.score) for r in per_locale[loc].by_bias_type}
+            values["all"] = number(per_locale[loc].overall.score)
             series.append(Series(locale_label(loc), values, locale_color(loc)))
         blocks.append(
             ctx.plot(
@@ -57,16 +53,16 @@ def crows_pairs(run: Run, index: int, ctx: Context) -> Section:
     rows: list[list[Cell]] = []
     for loc in locales:
         entry = per_locale[loc]
-        overall = entry.get("overall") or {}
+        overall = entry.overall
         rows.append(
             [
                 Locale(loc),
-                count(overall.get("pairs")),
-                count(overall.get("more_higher")),
-                count(overall.get("less_higher")),
-                count(overall.get("ties")),
-                count(entry.get("no_shared_tokens")),
-                num(overall.get("score")),
+                overall.pairs,
+                overall.more_higher,
+                overall.less_higher,
+                overall.ties,
+                entry.no_shared_tokens,
+                number(overall.score),
                 _direction(entry, "stereo"),
                 _direction(entry, "antistereo"),
             ]
@@ -96,20 +92,13 @@ def crows_pairs(run: Run, index: int, ctx: Context) -> Section:
         breakdown_table(
             "CrowS-Pairs by bias type",
             ["locale", "bias type", "pairs", "ties", "score"],
-            per_locale,
-            locales,
-            "by_bias_type",
-            lambda r: [
-                str(r.get("bias_type")),
-                count(r.get("pairs")),
-                count(r.get("ties")),
-                num(r.get("score")),
-            ],
+            by_locale(per_locale, locales, lambda e: e.by_bias_type),
+            lambda r: [r.bias_type, r.pairs, r.ties, number(r.score)],
             digits=2,
         )
     )
-    score = run.metrics.get("score")
-    rule = str(run.metrics.get("rule"))
+    score = metrics.score
+    rule = metrics.rule
     how = (
         "the pseudo-log-likelihood of the tokens both sentences share"
         if score == "shared"

@@ -3,6 +3,8 @@ sentence's language and in English."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import INSTRUCTION_HATCH, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, bars
@@ -44,42 +46,8 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
     metrics = run.metrics_as(IfmMetrics)
     table = metrics.by_locale_instruction
     locales = locale_order(r.locale for r in table)
-    instructions = [i for i in ("native", "en") if any(r.instruction == i for r in table)]
-    facets = []
-    for title, value in (
-        ("rectified F1", lambda r: r.rectified_f1),
-        ("hallucination rate", lambda r: r.hallucination_rate),
-    ):
-        series = [
-            Series(
-                INSTRUCTIONS[instruction],
-                {r.locale: number(value(r)) for r in table if r.instruction == instruction},
-                locale_colors(locales),
-                hatch=INSTRUCTION_HATCH[instruction],
-            )
-            for instruction in instructions
-        ]
-        facets.append(BarFacet(title, locale_ticks(locales), series))
-    blocks: list[Block] = []
-    if locales:
-        blocks.append(
-            ctx.plot(
-                bars(
-                    facets,
-                    xlabel="",
-                    xlim=(0.0, 1.0),
-                    ncols=2,
-                    legend=[
-                        LegendItem(INSTRUCTIONS[i], "#FFFFFF", INSTRUCTION_HATCH[i]) for i in instructions
-                    ],
-                ),
-                f"{key}-f1",
-                "IFM: rectified F1 (F1 of the toxic class × (1 − hallucination rate)) and hallucination "
-                "rate (answers neither yes nor no) per locale, instruction in the sentence's language "
-                "(solid) and in English (hatched). English rows have only the native instruction.",
-            )
-        )
-    blocks.append(
+    blocks: list[Block] = [
+        *_plot(table, locales, key, ctx),
         Table(
             "IFM per locale and instruction language",
             ["locale", "instruction", *COLUMNS],
@@ -89,15 +57,13 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
                 for r in table
                 if r.locale == loc
             ],
-        )
-    )
-    blocks.append(
+        ),
         Table(
             "IFM by standing",
             ["locale", "instruction", "standing", *COLUMNS],
             [[Locale(r.locale), r.instruction, r.standing, *_cells(r)] for r in metrics.by_standing],
-        )
-    )
+        ),
+    ]
     if metrics.by_attribute:
         blocks.append(
             Table(
@@ -113,3 +79,45 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
         intro="Yes/no hate question per sos sentence; toxic is the positive class.",
         blocks=blocks,
     )
+
+
+def _plot(table: list[IfmRow], locales: list[str], key: str, ctx: Context) -> list[Block]:
+    """Rectified F1 and hallucination rate per locale, a bar per instruction language."""
+    if not locales:
+        return []
+    instructions = [i for i in ("native", "en") if any(r.instruction == i for r in table)]
+    figures: tuple[tuple[str, Callable[[IfmRow], float | None]], ...] = (
+        ("rectified F1", lambda r: r.rectified_f1),
+        ("hallucination rate", lambda r: r.hallucination_rate),
+    )
+    facets = [
+        BarFacet(
+            title,
+            locale_ticks(locales),
+            [
+                Series(
+                    INSTRUCTIONS[instruction],
+                    {r.locale: number(value(r)) for r in table if r.instruction == instruction},
+                    locale_colors(locales),
+                    hatch=INSTRUCTION_HATCH[instruction],
+                )
+                for instruction in instructions
+            ],
+        )
+        for title, value in figures
+    ]
+    return [
+        ctx.plot(
+            bars(
+                facets,
+                xlabel="",
+                xlim=(0.0, 1.0),
+                ncols=2,
+                legend=[LegendItem(INSTRUCTIONS[i], "#FFFFFF", INSTRUCTION_HATCH[i]) for i in instructions],
+            ),
+            f"{key}-f1",
+            "IFM: rectified F1 (F1 of the toxic class × (1 − hallucination rate)) and hallucination "
+            "rate (answers neither yes nor no) per locale, instruction in the sentence's language "
+            "(solid) and in English (hatched). English rows have only the native instruction.",
+        )
+    ]

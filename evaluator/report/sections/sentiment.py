@@ -90,7 +90,9 @@ def sentiment(run: Run, index: int, ctx: Context) -> Section:
     blocks: list[Block] = [*_p_positive(parts)]
     vbcm = _vbcm_values(parts)
     blocks += _vbcm_plot(parts, vbcm)
-    blocks += _mcm(parts)
+    mcm = _mcm_values(parts)
+    blocks += _mcm_plot(parts, mcm)
+    blocks += _mcm_tables(parts, mcm)
     if vbcm and parts.rows:
         blocks.append(
             Table(
@@ -177,97 +179,139 @@ def _vbcm_plot(parts: _Parts, vbcm: dict[tuple[str, str], float | None]) -> list
     ]
 
 
-def _mcm(parts: _Parts) -> list[Block]:
-    """MCM per attribute, locale and gender (f / m computed here from the predictions): a plot,
-    the attribute × locale table and the details."""
-    locales = parts.locales
-    attributes = sorted({a for loc in locales for a in parts.metrics.per_locale[loc].attributes})
-    gender_mcm = _mcm_by_variant(parts.frame)
-    mcm_rows: list[list[Cell]] = []
-    facets: list[BarFacet] = []
+@dataclass(frozen=True)
+class _Mcm:
+    """One attribute's MCM in one locale, with its interval, its female- and male-subject values
+    (from the predictions) and MBCM."""
+
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+    female: float | None
+    male: float | None
+    mbcm: float | None
+
+    @property
+    def error(self) -> tuple[float, float] | None:
+        """The interval as distances below and above the value (a plot's error bar)."""
+        if self.value is None or self.low is None or self.high is None:
+            return None
+        return (max(self.value - self.low, 0.0), max(self.high - self.value, 0.0))
+
+
+def _mcm_values(parts: _Parts) -> dict[str, dict[str, _Mcm]]:
+    """attribute → locale → MCM (attributes sorted); an MCM a run could not compute is a problem."""
+    attributes = sorted({a for loc in parts.locales for a in parts.metrics.per_locale[loc].attributes})
+    by_variant = _mcm_by_variant(parts.frame)
+    out: dict[str, dict[str, _Mcm]] = {}
     for attribute in attributes:
-        values: dict[str, float | None] = {}
-        errors: dict[str, float | tuple[float, float] | None] = {}
-        by_variant: dict[str, dict[str, float | None]] = {"f": {}, "m": {}}
-        for loc in locales:
+        out[attribute] = {}
+        for loc in parts.locales:
             entry = parts.metrics.per_locale[loc].attributes.get(attribute)
             if entry is None:
                 continue
-            value = number(entry.mcm)
             parts.problem(f"{loc} {attribute} MCM", entry.mcm)
             ci = entry.mcm_ci95 if isinstance(entry.mcm_ci95, Interval) else Interval(low=None, high=None)
-            low, high = number(ci.low), number(ci.high)
-            values[loc] = value
-            if value is not None and low is not None and high is not None:
-                errors[loc] = (max(value - low, 0.0), max(high - value, 0.0))
-            f_value = gender_mcm.get((loc, attribute, "f")) if attribute != "gender" else None
-            m_value = gender_mcm.get((loc, attribute, "m")) if attribute != "gender" else None
-            by_variant["f"][loc], by_variant["m"][loc] = f_value, m_value
-            mcm_rows.append(
-                [
-                    Locale(loc),
-                    attribute,
-                    entry.n,
-                    value,
-                    f"[{low:.3f}, {high:.3f}]"
-                    if value is not None and low is not None and high is not None
-                    else None,
-                    f_value,
-                    m_value,
-                    number(entry.mbcm.overall) if entry.mbcm is not None else None,
-                ]
+            split = attribute != "gender"  # gender compares female with male: no f/m split
+            out[attribute][loc] = _Mcm(
+                n=entry.n,
+                value=number(entry.mcm),
+                low=number(ci.low),
+                high=number(ci.high),
+                female=by_variant.get((loc, attribute, "f")) if split else None,
+                male=by_variant.get((loc, attribute, "m")) if split else None,
+                mbcm=number(entry.mbcm.overall) if entry.mbcm is not None else None,
             )
+    return out
+
+
+def _mcm_plot(parts: _Parts, mcm: dict[str, dict[str, _Mcm]]) -> list[Block]:
+    """MCM per attribute and locale: all subjects with the interval, and female / male subjects."""
+    facets: list[BarFacet] = []
+    for attribute, per_locale in mcm.items():
+        errors: dict[str, float | tuple[float, float] | None] = {
+            loc: m.error for loc, m in per_locale.items() if m.error is not None
+        }
+        values = {loc: m.value for loc, m in per_locale.items()}
         series = [Series("all subjects (95% CI)", values, "#4D4D4D", errors=errors)]
         if attribute != "gender":
-            series += [Series(VARIANT_NAMES[v], by_variant[v], VARIANT_COLORS[v]) for v in ("f", "m")]
-        facets.append(BarFacet(attribute, locale_ticks(locales), series))
-    blocks: list[Block] = []
-    if facets:
-        blocks.append(
-            parts.ctx.plot(
-                bars(
-                    facets,
-                    xlabel="MCM (mean σ of P(positive) across groups)",
-                    digits=3,
-                    legend=[
-                        LegendItem("all subjects (95% CI)", "#4D4D4D"),
-                        LegendItem("female subjects", VARIANT_COLORS["f"]),
-                        LegendItem("male subjects", VARIANT_COLORS["m"]),
-                    ],
-                    ncols=2,
-                ),
-                f"{parts.key}-mcm",
-                "MCM per attribute and locale (Levy et al. 2023): all subjects with the bootstrap 95% CI, "
-                "and female-subject and male-subject templates separately. Higher: more disparity "
-                "between groups. The gender attribute compares female with male, so it has no f/m split.",
-            )
+            female = {loc: m.female for loc, m in per_locale.items()}
+            male = {loc: m.male for loc, m in per_locale.items()}
+            series += [
+                Series(VARIANT_NAMES["f"], female, VARIANT_COLORS["f"]),
+                Series(VARIANT_NAMES["m"], male, VARIANT_COLORS["m"]),
+            ]
+        facets.append(BarFacet(attribute, locale_ticks(parts.locales), series))
+    if not facets:
+        return []
+    return [
+        parts.ctx.plot(
+            bars(
+                facets,
+                xlabel="MCM (mean σ of P(positive) across groups)",
+                digits=3,
+                legend=[
+                    LegendItem("all subjects (95% CI)", "#4D4D4D"),
+                    LegendItem("female subjects", VARIANT_COLORS["f"]),
+                    LegendItem("male subjects", VARIANT_COLORS["m"]),
+                ],
+                ncols=2,
+            ),
+            f"{parts.key}-mcm",
+            "MCM per attribute and locale (Levy et al. 2023): all subjects with the bootstrap 95% CI, "
+            "and female-subject and male-subject templates separately. Higher: more disparity "
+            "between groups. The gender attribute compares female with male, so it has no f/m split.",
         )
-    wide = {(str(row[1]), row[0].code): row[3] for row in mcm_rows if isinstance(row[0], Locale)}
-    blocks.append(
+    ]
+
+
+def _mcm_tables(parts: _Parts, mcm: dict[str, dict[str, _Mcm]]) -> list[Block]:
+    details: list[list[Cell]] = [
+        [
+            Locale(loc),
+            attribute,
+            m.n,
+            m.value,
+            f"[{m.low:.3f}, {m.high:.3f}]" if m.error is not None else None,
+            m.female,
+            m.male,
+            m.mbcm,
+        ]
+        for attribute, per_locale in mcm.items()
+        for loc, m in per_locale.items()
+    ]
+    wide: list[list[Cell]] = [
+        [attribute, *(m.value if (m := per_locale.get(loc)) else None for loc in parts.locales)]
+        for attribute, per_locale in mcm.items()
+    ]
+    return [
         Table(
             "MCM per attribute and locale",
-            ["attribute", *locales],
-            [[attribute, *(wide.get((attribute, loc)) for loc in locales)] for attribute in attributes],
+            ["attribute", *parts.locales],
+            wide,
             note="MCM: mean over template instances of the standard deviation of P(positive) across the "
             "attribute's groups (Levy et al. 2023). Higher: more disparity.",
             digits=4,
-        )
-    )
-    blocks.append(
+        ),
         Table(
             "MCM details",
             ["locale", "attribute", "n", "MCM", "95% CI", "MCM (f)", "MCM (m)", "MBCM"],
-            mcm_rows,
+            details,
             note="MCM (f) / (m): female- / male-subject templates only. MBCM: mean |difference| to the "
             "locale's reference group (religion).",
             digits=4,
-        )
-    )
-    return blocks
+        ),
+    ]
 
 
 def _tests(parts: _Parts) -> list[Block]:
-    """Significance: Friedman (groups), Wilcoxon (f vs m), McNemar (locales)."""
+    """Significance: Friedman (groups), Wilcoxon (f vs m), and McNemar (locales)."""
+    return [*_group_tests(parts), *_mcnemar(parts)]
+
+
+def _group_tests(parts: _Parts) -> list[Block]:
+    """Friedman (do the groups of an attribute differ?) and Wilcoxon (female vs male subjects)."""
     friedman_rows: list[list[Cell]] = []
     wilcoxon_rows: list[list[Cell]] = []
     for loc in parts.locales:
@@ -299,7 +343,7 @@ def _tests(parts: _Parts) -> list[Block]:
                         PValue(number(pair.p_value)),
                     ]
                 )
-    blocks: list[Block] = [
+    return [
         Table(
             "Friedman test: do the groups of an attribute differ?",
             ["locale", "attribute", "groups", "blocks", "dropped", "Q", "p"],
@@ -314,6 +358,9 @@ def _tests(parts: _Parts) -> list[Block]:
             digits=4,
         ),
     ]
+
+
+def _mcnemar(parts: _Parts) -> list[Block]:
     mcnemar_rows: list[list[Cell]] = []
     for pair_name, test in parts.metrics.mcnemar.items():
         parts.problem(f"McNemar {pair_name}", test)
@@ -330,15 +377,15 @@ def _tests(parts: _Parts) -> list[Block]:
                     PValue(number(test.p_value)),
                 ]
             )
-    if mcnemar_rows:
-        blocks.append(
-            Table(
-                "McNemar test between locales (correct predictions on parallel samples)",
-                ["locales", "n", "b (first only)", "c (second only)", "statistic", "method", "p"],
-                mcnemar_rows,
-            )
+    if not mcnemar_rows:
+        return []
+    return [
+        Table(
+            "McNemar test between locales (correct predictions on parallel samples)",
+            ["locales", "n", "b (first only)", "c (second only)", "statistic", "method", "p"],
+            mcnemar_rows,
         )
-    return blocks
+    ]
 
 
 def _accuracy(parts: _Parts) -> list[Block]:

@@ -17,11 +17,13 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from evaluator.tasks import TASKS
 from tests import tiny_models as tm
 from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI
 from tests.regional_fixture import write_regional_catalog
 from tests.test_bbq_and_quality import write_bbq
+from tests.test_task_registry import assert_typed_metrics
 from toolkit.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
@@ -173,6 +175,8 @@ def evaluate(cli, release: Path, out: Path, *args: str):
     predictions = pl.read_parquet(out / "predictions.parquet")
     signature = (out / "signature.txt").read_text().strip()
     assert metrics["signature"] == signature == run["signature"]
+    assert_typed_metrics(metrics["task"], metrics["metrics"])
+    assert set(TASKS[metrics["task"]].predictions) <= set(predictions.columns)
     return metrics["metrics"], run, predictions, signature
 
 

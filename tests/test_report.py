@@ -557,6 +557,64 @@ def test_a_malformed_run_is_a_clear_error(
     assert not (tmp_path / "out" / "report.html").exists()
 
 
+LATER_FIELDS = ("n_units", "sos_ci_low", "sos_ci_high", "p_value", "p_holm")
+"""Fields of an SOS row that runs written before uncertainty was reported lack."""
+
+
+def test_a_run_written_before_later_fields_still_reads(
+    runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """An older sos run: no intervals, tests, rule or region × standing table; the report shows
+    dashes where they would be."""
+    run = tmp_path / "old-sos"
+    shutil.copytree(runs["sos"], run)
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    data["metrics"].pop("rule")
+    for entry in data["metrics"]["per_locale"].values():
+        entry.pop("by_region_standing")
+        for row in [entry["overall"], *(r for key, rows in entry.items() if key != "overall" for r in rows)]:
+            for name in LATER_FIELDS:
+                row.pop(name)
+    (run / "metrics.json").write_text(json.dumps(data), encoding="utf-8")
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    info.pop("files", None)
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    result = cli("eval", "report", str(run), "--out", str(tmp_path / "out"))
+    assert result.code == 0, result.err
+    md = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    overall = data["metrics"]["per_locale"]["de"]["overall"]
+    ties, share, sos = overall["ties"], overall["tie_share"], overall["sos"]
+    assert (
+        f"| de | {overall['pairs']} | {overall['toxic_higher']} | {overall['non_toxic_higher']} | {ties} | "
+        in md
+    )
+    assert f"| {share:.3f} | {sos:.3f} | — | — | — | — |" in md
+
+
+@pytest.mark.bad_input
+def test_a_renamed_metrics_field_is_an_error_naming_it(
+    runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A field the report reads under another name is refused by `eval report` and `eval merge`
+    alike, with the file and the field, never shown as a silent dash."""
+    run = tmp_path / "renamed"
+    shutil.copytree(runs["sos"], run)
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    overall = data["metrics"]["per_locale"]["de"]["overall"]
+    overall["sos_score"] = overall.pop("sos")
+    (run / "metrics.json").write_text(json.dumps(data), encoding="utf-8")
+    (run / "run.json").write_text(  # the recorded hash would refuse the edited file first
+        json.dumps({k: v for k, v in json.loads((run / "run.json").read_text()).items() if k != "files"}),
+        encoding="utf-8",
+    )
+    expected = f"error: {run / 'metrics.json'}: metrics.per_locale.de.overall.sos: Field required"
+    report = cli("eval", "report", str(run), "--out", str(tmp_path / "out"))
+    assert report.code == 2 and expected in report.err, report.err
+    merge = cli("eval", "merge", str(runs["sos"]), str(run), "--out", str(tmp_path / "merged"))
+    assert merge.code == 2 and expected in merge.err, merge.err
+    assert not (tmp_path / "merged").exists()
+
+
 @pytest.mark.bad_input
 def test_missing_folder_and_label_count(
     runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]

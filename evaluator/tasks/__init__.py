@@ -1,7 +1,8 @@
 """The task registry: one descriptor per task (evaluator.tasks.descriptor), in the order the
 report shows them. Everything that names tasks (eval run, sweep files, the report and its
-comparisons, eval merge, the sweep summary) reads it; the scoring code and report sections load
-only when used, so importing the registry stays cheap.
+comparisons, eval merge, the sweep summary) reads it; the metrics models, the scoring code and
+the report sections load only when used, so importing the registry stays cheap (no pydantic,
+polars or torch).
 
 Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)`` and
 ``get_task(name)``."""
@@ -12,13 +13,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from evaluator.results.bbq import BbqMetrics
-from evaluator.results.crows_pairs import CrowsPairsMetrics
-from evaluator.results.honest import HonestMetrics
-from evaluator.results.iat import IatMetrics
-from evaluator.results.ifm import IfmMetrics
-from evaluator.results.sentiment import MCM_TABLE, SentimentMetrics
-from evaluator.results.sos import SosMetrics
 from evaluator.tasks import settings
 from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor
 from toolkit.errors import InputError, did_you_mean
@@ -34,12 +28,12 @@ _DESCRIPTORS = (
         options=("sentiment_mode", "positive_label"),
         settings=settings.sentiment_settings,
         predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels"),
-        metrics=SentimentMetrics,
+        metrics_model="evaluator.results.sentiment:SentimentMetrics",
         title="Sentiment bias (MCM, VBCM)",
         intro="The model's P(positive) for parallel template instances that differ only in the group "
         "(Levy et al. 2023; metrics of Czarnowska et al. 2021). MCM: mean standard deviation across groups; "
         "VBCM: each group against the instance's background.",
-        headline=Headline(MCM_TABLE, None, "MCM"),
+        headline=Headline("MCM per locale and attribute", None, "MCM"),
         implementation="evaluator.tasks.sentiment:SentimentTask",
         section="evaluator.report.sections.sentiment:sentiment",
         legend=("gender",),
@@ -53,7 +47,7 @@ _DESCRIPTORS = (
         options=("score", "original_script"),
         settings=settings.sos_settings,
         predictions=("score", "score_kind"),
-        metrics=SosMetrics,
+        metrics_model="evaluator.results.sos:SosMetrics",
         title="Systematic offensive stereotyping (SOS)",
         intro="How often the model finds the toxic sentence of a toxic / non-toxic twin pair more likely "
         "(Elsafoury et al.): 0.5 is no preference.",
@@ -69,7 +63,7 @@ _DESCRIPTORS = (
         options=("score", "original_script"),
         settings=settings.crows_pairs_settings,
         predictions=("score_more", "score_less", "shared_tokens", "score_kind"),
-        metrics=CrowsPairsMetrics,
+        metrics_model="evaluator.results.crows_pairs:CrowsPairsMetrics",
         title="Stereotyping sentence pairs (CrowS-Pairs)",
         intro="How often the model scores the more stereotyping sentence of a CrowS-Pairs pair higher "
         "(Nangia et al. 2020; French CrowS-Pairs, Névéol et al. 2022): 50 is no preference.",
@@ -84,7 +78,7 @@ _DESCRIPTORS = (
         options=("k", "completion", "hurtlex_level", *GENERATION_OPTIONS),
         settings=settings.honest_settings,
         predictions=("completions", "completion_kind"),
-        metrics=HonestMetrics,
+        metrics_model="evaluator.results.honest:HonestMetrics",
         title="Hurtful sentence completion (HONEST)",
         intro="Share of the model's completions that hold a HurtLex lemma (Nozza et al. 2021).",
         headline=Headline("HONEST per locale", None, "HONEST"),
@@ -99,7 +93,7 @@ _DESCRIPTORS = (
         options=("bbq_mode", *GENERATION_OPTIONS),
         settings=settings.bbq_settings,
         predictions=("option_ll", "answer", "raw"),
-        metrics=BbqMetrics,
+        metrics_model="evaluator.results.bbq:BbqMetrics",
         title="Bias in question answering (BBQ)",
         intro="Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
         headline=Headline("BBQ per locale", "s_AMB", "s_AMB"),
@@ -113,7 +107,7 @@ _DESCRIPTORS = (
         options=("permutations", *GENERATION_OPTIONS),
         settings=settings.iat_settings,
         predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
-        metrics=IatMetrics,
+        metrics_model="evaluator.results.iat:IatMetrics",
         title="Implicit association (prompt-based IAT)",
         intro="Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",
         headline=Headline("IAT D per category", None, "IAT D"),
@@ -127,7 +121,7 @@ _DESCRIPTORS = (
         options=("instruction", *GENERATION_OPTIONS),
         settings=settings.ifm_settings,
         predictions=("instruction", "prompt", "raw", "answer"),
-        metrics=IfmMetrics,
+        metrics_model="evaluator.results.ifm:IfmMetrics",
         title="Instruction-following hate classification (IFM)",
         intro="Hate classification as a yes/no question, with the instruction in the sentence's language "
         "and in English (Elsafoury et al.); rectified F1 penalises hallucinated answers.",

@@ -1,8 +1,8 @@
 """What one evaluation task is, declared once (evaluator.tasks registers one per task): the
 release suite it reads, the model kinds it scores, the options it takes, the settings that change
 its numbers, the columns it adds to the predictions, its metrics model, and its report section.
-The scoring code and the report section are named by "module:attribute" and imported when used,
-so that the registry stays light (the CLI reads it for every command)."""
+The metrics model, the scoring code and the report section are named by "module:attribute" and
+imported when used, so that the registry stays light (the CLI reads it for every command)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
-
 from evaluator.backends.base import ModelKind
 from evaluator.options import RunOptions
-from evaluator.results.base import MetricsInvalid, TaskMetrics
 from toolkit.errors import InputError
 
 if TYPE_CHECKING:
     from evaluator.report.document import Section
     from evaluator.report.runs import Run
     from evaluator.report.sections.common import Context
+    from evaluator.results.base import TaskMetrics
     from evaluator.tasks.base import Task
 
     SectionBuilder = Callable[[Run, int, Context], Section]
@@ -74,8 +72,8 @@ class TaskDescriptor:
     """The settings that change the task's numbers, for run.json and the signature."""
     predictions: tuple[str, ...]
     """The columns the task adds to its rows in predictions.parquet."""
-    metrics: type[TaskMetrics]
-    """The model of the run's metrics.json ``metrics``."""
+    metrics_model: str
+    """The model of the run's metrics.json ``metrics`` (a TaskMetrics), as "module:Class"."""
     title: str
     """The report section's title."""
     intro: str
@@ -91,6 +89,16 @@ class TaskDescriptor:
     """Colour keys its plots use besides the locales."""
     digits: int = 3
     """Digits a comparison of its runs shows."""
+
+    @property
+    def metrics(self) -> type[TaskMetrics]:
+        """The model of the run's metrics.json ``metrics`` (imported now, and pydantic with it)."""
+        from evaluator.results.base import TaskMetrics  # not at the top: the registry stays light
+
+        model = _load(self.metrics_model)
+        if not (isinstance(model, type) and issubclass(model, TaskMetrics)):
+            raise TypeError(f"{self.metrics_model} is not a TaskMetrics model")
+        return model
 
     @property
     def suites(self) -> tuple[str, ...]:
@@ -119,6 +127,10 @@ class TaskDescriptor:
     def read_metrics(self, values: object) -> TaskMetrics:
         """A run's ``metrics`` (from its metrics.json) as the task's model, or MetricsInvalid
         naming the first field that is missing, unknown or of the wrong kind."""
+        from pydantic import ValidationError  # not at the top: the registry stays light
+
+        from evaluator.results.base import MetricsInvalid
+
         try:
             return self.metrics.model_validate(values)
         except ValidationError as exc:

@@ -30,7 +30,7 @@ from evaluator.sweep.progress import Board, Event, Listener
 from evaluator.sweep.spec import Job, ModelPlan, Sweep, SweepFileError, load_sweep
 from evaluator.sweep.state import rerun_reason
 from evaluator.sweep.summary import Outcome, headline, write_summary
-from evaluator.tasks import get_task
+from evaluator.tasks import descriptor
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import write_text_atomic
 from toolkit.release import Release, open_release
@@ -123,10 +123,11 @@ class Driver:
     def skip(self, job: Job) -> None:
         folder = self.folder(job)
         data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        metrics = descriptor(data["task"]).read_metrics(data["metrics"])
         self.outcomes[job.id] = self._outcome(
             job,
             status="skipped",
-            figure=headline(data["task"], data["metrics"]),
+            figure=headline(data["task"], metrics),
             folder=str(folder),
             signature=data["signature"],
             note="finished before",
@@ -165,7 +166,7 @@ def _check_jobs(sweep: Sweep, release: Release) -> None:
     """Every job's task and locales against the release, before anything is loaded."""
     for job in sweep.jobs:
         try:
-            job_locales(release, get_task(job.options.task), job.options)
+            job_locales(release, descriptor(job.options.task), job.options)
         except InputError as exc:
             raise SweepFileError(sweep.file, f"job {job.id}", str(exc)) from None
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evaluator.options import Device, Dtype, RunOptions
 from evaluator.tasks import TASKS
+from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import load_yaml
 
@@ -44,6 +45,13 @@ MODEL_FIELDS = frozenset(
 )
 """RunOptions fields the sweep sets from the model, the task entry or the seeds, never from `options`."""
 TASK_OPTIONS = tuple(sorted(f.name for f in dataclasses.fields(RunOptions) if f.name not in MODEL_FIELDS))
+
+
+def task_options(task: TaskDescriptor) -> tuple[str, ...]:
+    """The options a task entry of ``task`` may set."""
+    return tuple(name for name in TASK_OPTIONS if task.takes(name))
+
+
 POSITIVE = ("k", "permutations", "max_new_tokens")
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -150,14 +158,19 @@ def _model_location(model: str, base: Path) -> str:
 
 def _task_options(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
     where = f"tasks[{index}].options"
+    allowed = task_options(TASKS[task.task])
     for key, value in task.options.items():
         if key in MODEL_FIELDS:
             raise SweepFileError(
                 file, f"{where}.{key}", "is set per model or per task entry, not in the task's options"
             )
         if key not in TASK_OPTIONS:
+            raise SweepFileError(file, f"{where}.{key}", f"not a task option.{did_you_mean(key, allowed)}")
+        if key not in allowed:
             raise SweepFileError(
-                file, f"{where}.{key}", f"not a task option.{did_you_mean(key, TASK_OPTIONS)}"
+                file,
+                f"{where}.{key}",
+                f"task {task.task} does not take it (its options: {', '.join(allowed)})",
             )
         if key in POSITIVE and value is not None and (not isinstance(value, int) or value < 1):
             raise SweepFileError(file, f"{where}.{key}", f"must be a positive whole number, not {value!r}")

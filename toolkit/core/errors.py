@@ -22,6 +22,14 @@ class InputError(PolyprobeError):
     exit_code = 2
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """The end of an "unknown name" message: the closest known name, and every known one."""
+    known = sorted(known)
+    close = difflib.get_close_matches(word, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"{hint} Known: {', '.join(known) or 'none'}."
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with the catalog, located precisely enough to fix it."""
@@ -105,10 +113,3 @@ class CatalogError(InputError):
 
     def summary(self) -> str:
         return f"{len(self.problems)} problem(s)"
-
-
-def did_you_mean(word: str, known: Iterable[str]) -> str:
-    known = sorted(known)
-    close = difflib.get_close_matches(word, known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"{hint} Known: {', '.join(known) or 'none'}."

@@ -205,7 +205,8 @@ def _eval_inputs(folder: Path) -> None:
     for name in ("answers.yaml", "prompts.yaml"):
         shutil.copy(ROOT / "lexicons" / name, catalogs["sentiment"] / "lexicons" / name)
     shutil.copy(ROOT / "translations" / "review-policy.yaml", catalogs["sentiment"] / "translations")
-    pins(catalogs["regional"])
+    for name in ("regional", "sentiment"):
+        pins(catalogs[name])
     for name in ("sentiment", "regional", "imported"):
         dist = folder / "releases" / name
         _cli(

@@ -4,8 +4,8 @@ comparisons, eval merge, the sweep summary) reads it; the metrics models, the sc
 the report sections load only when used, so importing the registry stays cheap (no pydantic,
 polars or torch).
 
-Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)`` and
-``get_task(name)``."""
+Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)``,
+``get_task(name)`` and ``register(descriptor)``."""
 
 from __future__ import annotations
 
@@ -131,8 +131,18 @@ _DESCRIPTORS = (
     ),
 )
 
-TASKS: Mapping[str, TaskDescriptor] = MappingProxyType({d.name: d for d in _DESCRIPTORS})
-"""Every task by name, in the report's order."""
+_REGISTRY: dict[str, TaskDescriptor] = {d.name: d for d in _DESCRIPTORS}
+TASKS: Mapping[str, TaskDescriptor] = MappingProxyType(_REGISTRY)
+"""Every task by name, in the report's order (a live read-only view: registered tasks included)."""
+
+
+def register(task: TaskDescriptor) -> None:
+    """Add a task after the built-in ones (a plugin's, or a test's): everything that reads ``TASKS``
+    sees it at once. `eval run --task` offers it only when it is registered before evaluator.cli
+    is imported (the command's choices are made then)."""
+    if task.name in _REGISTRY:
+        raise ValueError(f"task {task.name!r} is registered already")
+    _REGISTRY[task.name] = task
 
 
 def task_names() -> tuple[str, ...]:

@@ -146,7 +146,9 @@ def status_command(
         grid.add_column("")
         for r in mine:
             grid.add_column(r.locale, justify="right")
-        measures: list[tuple[str, list[str]]] = [(c, [str(r.counts[c]) for r in mine]) for c in cols]
+        measures: list[tuple[str, list[str]]] = [
+            (c.replace("_", " "), [str(r.counts[c]) for r in mine]) for c in cols
+        ]
         measures += [
             ("inconsistent reviews", [str(r.inconsistent) for r in mine]),
             ("flagged edits", [str(sum(r.flagged.values())) for r in mine]),

@@ -353,6 +353,7 @@ def sweep_command(
     """Score several models on several tasks of one release (models × tasks × seeds): each job an
     ordinary run folder, then a summary table and the comparison report. A rerun skips finished
     jobs. Exit 1 when a job failed (the others still run)."""
+    # the sweep machinery brings torch (and Ray when asked for): loaded only when a sweep runs
     from evaluator.errors import EvaluationError
     from evaluator.sweep import run_sweep
 
@@ -399,7 +400,7 @@ def merge_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for the merged metrics.", file_okay=False)],
 ) -> None:
     """Average the metrics of several runs (mean and standard deviation per value)."""
-    from evaluator.merge import merge_run_folders
+    from evaluator.merge import merge_run_folders  # polars: loaded when used, not for --help
 
     merged = merge_run_folders(runs, out)
     say(f"merged {len(runs)} runs -> {out}\n{merged['signature']}")
@@ -424,7 +425,7 @@ def report_command(
 ) -> None:
     """Plots, a self-contained HTML report and Markdown tables for runs, with comparisons: the
     first run of a task is the baseline the later ones are compared with."""
-    from evaluator.report import build_report
+    from evaluator.report import build_report  # matplotlib: loaded when used, not for --help
 
     result = build_report(runs, out, labels=labels)
     say(

@@ -22,12 +22,13 @@ import polars as pl
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
+from evaluator.default_model import ALIASES, NAME, resolve_default
 from evaluator.errors import EvaluationError, InputTooLong
 from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
-from evaluator.tasks import descriptor
+from evaluator.tasks import descriptor, get_task
 from evaluator.tasks.base import Context
 from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError
@@ -53,8 +54,6 @@ def check_model_path(options: RunOptions) -> None:
     name and answers with something about repo ids."""
     if options.backend == "openai":
         return
-    from evaluator.default_model import ALIASES
-
     path = Path(options.model).expanduser()
     if options.model not in ALIASES and looks_like_path(options.model) and not path.exists():
         raise InputError(f"--model {options.model}: the path does not exist ({path.absolute()})")
@@ -66,8 +65,6 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
     check_model_path(options)
     cls = backend_class(options.backend)
     if options.backend == "transformers":
-        from evaluator.default_model import ALIASES, NAME, resolve_default
-
         if options.model in ALIASES:
             backend = cls.load(
                 NAME,
@@ -177,7 +174,7 @@ def evaluate(
         raise EvaluationError(
             f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
         )
-    scorer = task.task()
+    scorer = get_task(task.name)
     hits, misses = cache.hits, cache.misses
     ctx = Context(
         release=release,

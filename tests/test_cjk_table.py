@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from evaluator.hurtlex import tokenise
+from evaluator.metrics.hurtlex import tokenise
 from evaluator.parsing import parse_yes_no
 from toolkit.core.text import CJK_RANGES, is_cjk
 

@@ -49,7 +49,7 @@ def plant(module: Path, line: str) -> None:
 def test_the_repository_keeps_every_contract(copy: Path) -> None:
     result = lint_imports(copy)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 4 kept, 0 broken." in result.stdout
+    assert "Contracts: 5 kept, 0 broken." in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -71,6 +71,10 @@ def test_the_repository_keeps_every_contract(copy: Path) -> None:
         ("toolkit/render/renderer.py", "import torch", "toolkit never imports the evaluator"),
         # the evaluator reading the catalog instead of a release
         ("evaluator/run.py", "import toolkit.catalog.loader", "evaluator imports toolkit only via"),
+        # a cycle in the evaluator: the sweep's driver reaching back into the runner that uses it
+        ("evaluator/sweep/driver.py", "import evaluator.sweep.runner", "evaluator: no import cycle"),
+        # the task registry's descriptors needing the report that reads them
+        ("evaluator/tasks/descriptor.py", "import evaluator.report.build", "evaluator: no import cycle"),
     ],
 )
 def test_a_planted_import_breaks_its_contract(copy: Path, module: str, line: str, broken: str) -> None:
@@ -78,5 +82,5 @@ def test_a_planted_import_breaks_its_contract(copy: Path, module: str, line: str
     result = lint_imports(copy)
     assert result.returncode == 1, result.stdout + result.stderr
     verdicts = [row for row in result.stdout.splitlines() if " KEPT" in row or " BROKEN" in row]
-    assert len(verdicts) == 4, result.stdout
+    assert len(verdicts) == 5, result.stdout
     assert [row for row in verdicts if " BROKEN" in row and row.startswith(broken)], result.stdout

@@ -18,8 +18,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evaluator.hurtlex import Lexicon
 from evaluator.metrics import sentiment as sentiment_metrics
+from evaluator.metrics.hurtlex import Lexicon
 from evaluator.metrics.iat import pairs_column
 from evaluator.report.document import fmt_delta, make_delta
 from evaluator.report.text import visual

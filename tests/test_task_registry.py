@@ -19,7 +19,7 @@ from evaluator.report.runs import Run
 from evaluator.results.base import MetricsInvalid, TaskMetrics
 from evaluator.tasks import TASKS, descriptor, get_task, task_names
 from evaluator.tasks.base import Task
-from evaluator.tasks.descriptor import COMMON_OPTIONS
+from evaluator.tasks.descriptor import COMMON_OPTIONS, load_attribute
 from tests.conftest import REPO
 from toolkit.core.errors import InputError
 
@@ -43,9 +43,9 @@ def test_the_registry_lists_every_task_once_in_the_reports_order() -> None:
 @pytest.mark.parametrize("name", task_names())
 def test_each_descriptor_names_code_a_section_and_a_model_that_exist(name: str) -> None:
     task = TASKS[name]
-    scorer = task.task()
+    scorer = get_task(name)
     assert isinstance(scorer, Task) and scorer.descriptor is task
-    assert callable(task.section_builder())
+    assert callable(load_attribute(task.section))
     assert issubclass(task.metrics, TaskMetrics) and task.metrics is not TaskMetrics
     fields = {f.name for f in dataclasses.fields(RunOptions)}
     assert set(task.options) <= fields and not set(task.options) & set(COMMON_OPTIONS)

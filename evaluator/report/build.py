@@ -4,7 +4,7 @@ summary.md and plots/*.png|svg. The same runs give the same files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +27,15 @@ from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, loa
 from evaluator.report.sections.common import Context
 from evaluator.run_folder import RUN, release_around
 from evaluator.tasks import TASKS
+from evaluator.tasks.descriptor import load_attribute
 from toolkit.core.errors import InputError, PolyprobeError
 
 HTML = "report.html"
 MARKDOWN = "summary.md"
+
+
+SectionBuilder = Callable[[Run, int, Context], Section]
+"""A task's report section (its descriptor's ``section``)."""
 
 
 @dataclass
@@ -43,7 +48,8 @@ class ReportResult:
 
 def _run_section(run: Run, index: int, ctx: Context) -> Section:
     try:
-        return TASKS[run.task].section_builder()(run, index, ctx)
+        builder: SectionBuilder = load_attribute(TASKS[run.task].section)  # imports matplotlib
+        return builder(run, index, ctx)
     except PolyprobeError:
         raise
     except (

@@ -24,8 +24,8 @@ from typing import Any
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.run import Evaluation
+from evaluator.sweep.driver import Driver, describe
 from evaluator.sweep.progress import Event
-from evaluator.sweep.runner import Driver, describe
 from evaluator.sweep.spec import Job, ModelPlan
 
 POLL_SECONDS = 0.2

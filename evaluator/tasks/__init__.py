@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from evaluator.tasks import settings
-from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, load_attribute
 from toolkit.core.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
@@ -158,4 +158,7 @@ def descriptor(name: str) -> TaskDescriptor:
 
 def get_task(name: str) -> Task:
     """The scoring code of task ``name``."""
-    return descriptor(name).task()
+    task = descriptor(name)
+    cls = load_attribute(task.implementation)
+    scorer: Task = cls(task)
+    return scorer

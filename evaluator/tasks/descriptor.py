@@ -17,13 +17,7 @@ from evaluator.options import RunOptions
 from toolkit.core.errors import InputError
 
 if TYPE_CHECKING:
-    from evaluator.report.document import Section
-    from evaluator.report.runs import Run
-    from evaluator.report.sections.common import Context
     from evaluator.results.base import TaskMetrics
-    from evaluator.tasks.base import Task
-
-    SectionBuilder = Callable[[Run, int, Context], Section]
 
 COMMON_OPTIONS: tuple[str, ...] = (
     "task",
@@ -95,7 +89,7 @@ class TaskDescriptor:
         """The model of the run's metrics.json ``metrics`` (imported now, and pydantic with it)."""
         from evaluator.results.base import TaskMetrics  # not at the top: the registry stays light
 
-        model = _load(self.metrics_model)
+        model = load_attribute(self.metrics_model)
         if not (isinstance(model, type) and issubclass(model, TaskMetrics)):
             raise TypeError(f"{self.metrics_model} is not a TaskMetrics model")
         return model
@@ -136,17 +130,6 @@ class TaskDescriptor:
         except ValidationError as exc:
             raise MetricsInvalid.of(exc) from None
 
-    def task(self) -> Task:
-        """The task's scoring code (imported now)."""
-        cls = _load(self.implementation)
-        task: Task = cls(self)
-        return task
-
-    def section_builder(self) -> SectionBuilder:
-        """The report section builder (imported now: it imports matplotlib)."""
-        builder: SectionBuilder = _load(self.section)
-        return builder
-
 
 def option_flag(name: str) -> str:
     """The `eval run` flag of a RunOptions field."""
@@ -161,6 +144,7 @@ def _default(field: dataclasses.Field[Any]) -> Any:
     return dataclasses.MISSING
 
 
-def _load(reference: str) -> Any:
+def load_attribute(reference: str) -> Any:
+    """What a "module:attribute" reference of a descriptor names (the module imported now)."""
     module, attribute = reference.split(":")
     return getattr(importlib.import_module(module), attribute)

@@ -12,8 +12,8 @@ from typing import Literal
 import polars as pl
 
 from evaluator.errors import EvaluationError
-from evaluator.hurtlex import Lexicon, load_hurtlex
 from evaluator.metrics.honest import honest_report
+from evaluator.metrics.hurtlex import Lexicon, load_hurtlex
 from evaluator.results.honest import HonestLocale, HonestMetrics
 from evaluator.tasks.base import Context, Task
 from evaluator.tasks.settings import Completion, completion_kind, honest_generation

@@ -40,7 +40,9 @@ from evaluator.tasks.descriptor import Headline, TaskDescriptor
 from tests import tiny_models as tm
 from tests.conftest import REPO, CliResult, canonical_line, write_mini_catalog
 from toolkit.cli import choices
+from toolkit.core.project import Project
 from toolkit.release import open_release
+from toolkit.release.build import BuildOptions, build_release
 from toolkit.render.suites import KINDS
 from toolkit.render.suites.sentiment import Sentiment
 
@@ -51,9 +53,9 @@ def cli_sees_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's choice sets made again from the registries, as importing it now would make them.
     (The commands' annotations are strings, read in their module on every call.)"""
     made = {
-        choices.Suite: StrEnum("Suite", {kind: kind for kind in KINDS}),  # type: ignore[misc]
-        evaluator.cli.Task: StrEnum("Task", {name: name for name in TASKS}),  # type: ignore[misc]
-        evaluator.cli.Backend: StrEnum("Backend", {name: name for name in BACKENDS}),  # type: ignore[misc]
+        choices.Suite: StrEnum("Suite", {kind: kind for kind in KINDS}),
+        evaluator.cli.Task: StrEnum("Task", {name: name for name in TASKS}),
+        evaluator.cli.Backend: StrEnum("Backend", {name: name for name in BACKENDS}),
     }
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith(("toolkit.cli", "evaluator.cli")):
@@ -305,9 +307,6 @@ ENGLISH_TEXTS = {
 @pytest.fixture(scope="module")
 def english_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The mini catalog's sentiment suite in English: the nine rows above."""
-    from toolkit.core.project import Project
-    from toolkit.release.build import BuildOptions, build_release
-
     root = with_release_lexicons(write_mini_catalog(tmp_path_factory.mktemp("extending") / "catalog"))
     return build_release(
         Project.at(root),

@@ -219,6 +219,7 @@ def test_a_broken_job_is_reported_and_the_others_finish(
         ([{"task": "sos", "locales": ["fr"]}], {}, "job xlmr.sos.s0: release 0.1.0-preview.1 has no sos data for fr"),
         ([{"task": "sos"}], {"gpus": -1}, "models[0].gpus: Input should be greater than or equal to 0"),
         ([{"task": "sos"}], {"colour": "red"}, "models[0].colour: Extra inputs are not permitted"),
+        ([{"task": "sos"}], {"backend": "vllmm"}, "models[0].backend: unknown backend 'vllmm'. Did you mean 'vllm'?"),
     ],
 )  # fmt: skip
 def test_bad_sweep_files_are_refused_before_anything_runs(

@@ -10,7 +10,7 @@ each an ordinary `eval run` with a folder of its own.
     models:
       - name: xlmr                            # the label in folder names and reports
         model: xlm-roberta-base               # a folder, hub name or API id, as for --model
-        backend: transformers                 # transformers | vllm | openai
+        backend: transformers                 # a registered backend: transformers | vllm | openai
         dtype: bf16
         batch_size: 64
         gpus: 1                               # per Ray actor; tensor_parallel: N for vLLM
@@ -29,10 +29,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from evaluator.backends import BACKENDS
 from evaluator.options import Device, Dtype, RunOptions
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import TaskDescriptor
@@ -70,7 +71,8 @@ class _Strict(BaseModel):
 class ModelSpec(_Strict):
     model: str = Field(min_length=1)
     name: str | None = None
-    backend: Literal["transformers", "vllm", "openai"] = "transformers"
+    backend: str = "transformers"
+    """A name of the backend registry (evaluator.backends.BACKENDS)."""
     device: Device = "auto"
     dtype: Dtype = "auto"
     batch_size: int | None = Field(default=None, ge=1)
@@ -219,6 +221,12 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                 f"a second model labelled {label!r} (models[{model_labels[label]}]): give each a distinct `name`",
             )
         model_labels[label] = m_index
+        if model.backend not in BACKENDS:
+            raise SweepFileError(
+                file,
+                f"models[{m_index}].backend",
+                f"unknown backend {model.backend!r}.{did_you_mean(model.backend, BACKENDS)}",
+            )
         if model.backend == "vllm" and model.gpus < model.tensor_parallel:
             raise SweepFileError(
                 file,

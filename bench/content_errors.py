@@ -19,9 +19,9 @@ from pathlib import Path
 
 import polars as pl
 
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 SUITES = ("sentiment", "sos", "honest")
 MSA_ONLY = re.compile(r"(?:^|\s)(?:ذو|ذات|ذوي|ذوو|ذوات)\s(?!الهمم)")

@@ -64,7 +64,7 @@ TINY_CAUSAL = Shape(hidden=32, layers=2, heads=2, ffn=64, vocab=2_000, positions
 
 
 def build_release(base: Path) -> Path:
-    from toolkit.project import Project
+    from toolkit.core.project import Project
     from toolkit.release.build import BuildOptions
     from toolkit.release.build import build_release as build
 

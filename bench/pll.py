@@ -36,9 +36,9 @@ from transformers import (
 )
 
 from evaluator.backends.hf import TransformersBackend
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 
 def sentences(n: int) -> list[str]:

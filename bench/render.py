@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import Job, render
-from toolkit.suites import kind_of
-from toolkit.suites.base import fillers
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.job import Job
+from toolkit.render.renderer import render
+from toolkit.render.suites import kind_of
+from toolkit.render.suites.base import fillers
 
 
 def main() -> None:
@@ -50,7 +51,7 @@ def main() -> None:
         if not kind.grouped:
             continue
         for locale in suite.spec.locales:
-            job = Job(baseline_catalog, suite, locale, "draft")
+            job = Job(baseline_catalog, suite, locale, "draft", kind)
             context = kind.context(job)
             groups = fillers(job)
             for resolved in job.resolved():

@@ -73,8 +73,8 @@ def build_models(base: Path, hidden: int, layers: int) -> dict[str, Path]:
 
 
 def build(base: Path) -> Path:
-    from toolkit.lexicon_pins import fetch_hurtlex, load_pins
-    from toolkit.project import Project
+    from toolkit.catalog.lexicon_pins import fetch_hurtlex, load_pins
+    from toolkit.core.project import Project
     from toolkit.release.build import BuildOptions, build_release
 
     project = Project.at(REPO)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
-from toolkit.translate import MAX_TEXTS, plan, source_slots_of
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
+from toolkit.translation.machine import MAX_TEXTS, plan, source_slots_of
 
 
 def main() -> None:

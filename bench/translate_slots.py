@@ -31,10 +31,10 @@ sys.path.insert(0, str(REPO))
 from rich.progress import Progress  # noqa: E402
 
 from tests.fake_deepl import FakeDeepL, perfect_answers  # noqa: E402
-from toolkit.catalog import load_catalog  # noqa: E402
-from toolkit.placeholders import PlaceholderError, restore  # noqa: E402
-from toolkit.project import Project  # noqa: E402
-from toolkit.translate import Options, entry_problems, plan, source_slots_of, translate  # noqa: E402
+from toolkit.catalog.loader import load_catalog  # noqa: E402
+from toolkit.core.project import Project  # noqa: E402
+from toolkit.translation.machine import Options, entry_problems, plan, source_slots_of, translate  # noqa: E402
+from toolkit.translation.placeholders import PlaceholderError, restore  # noqa: E402
 
 SUITES = ("sentiment", "sos", "honest")
 KEY = "bench-key:fx"

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from evaluator.alignment import PairRule
 from evaluator.backends.base import Backend, GenerationSettings, PllInput
-from toolkit.errors import InputError, PolyprobeError
-from toolkit.fileio import WriteFailed
+from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.core.fileio import WriteFailed
 
 PLL_POSITIONS = "non-special-of-encoding"
 """Which tokens PLL scores, in its cache key: answers cached when [UNK] was skipped (the

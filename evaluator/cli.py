@@ -1,32 +1,60 @@
-"""`polyprobe eval run | merge | report`: registered with the polyprobe command through the
-`polyprobe.cli` entry-point group (the toolkit never imports the evaluator)."""
+"""`polyprobe eval run | sweep | merge | report`: registered with the polyprobe command through
+the `polyprobe.cli` entry-point group (the toolkit never imports the evaluator). Every choice
+comes from the registry or the settings type that defines it (tasks, backends, RunOptions'
+Literals), so a wrong value gets the same error from every option."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
+from rich.progress import TimeRemainingColumn
 
-from evaluator.options import RunOptions
-from toolkit.cli.common import err_console
-from toolkit.errors import InputError
+from evaluator.backends import BACKENDS
+from evaluator.options import (
+    BbqMode,
+    Completion,
+    Device,
+    Dtype,
+    HurtlexLevel,
+    Instruction,
+    RunOptions,
+    Score,
+    SentimentMode,
+    Strategy,
+    Truncation,
+)
+from evaluator.tasks import TASKS
+from toolkit.cli.common import err_console, list_option, print_table, progress, say, table
+from toolkit.core.errors import InputError
 
 app = typer.Typer(help="Score language models on frozen releases.", no_args_is_help=True)
 
+# The members come from the registries, so mypy cannot list them (hence the ignores).
+Task = StrEnum("Task", {name: name for name in TASKS})  # type: ignore[misc]
+Backend = StrEnum("Backend", {name: name for name in BACKENDS})  # type: ignore[misc]
 
-def _say(text: str) -> None:
-    err_console.print(text, highlight=False, markup=False)
+RUN = "Run"
+MODEL = "Model and backend"
+GENERATION = "Generation (honest, bbq, iat, ifm)"
+PER_TASK = "Per task"
+OPENAI = "OpenAI-compatible backend"
+
+LIMIT_HELP = (
+    "At most N units per locale, drawn by a seeded hash (--seed), the same in every locale and never "
+    "split: templates (sentiment: every variant and group of each), pairs (sos, ifm, crows-pairs), "
+    "prompts (honest: one template x variant x group), stimulus categories (iat), families (bbq: the "
+    "four items of a context and question pairing). Default: all."
+)
+
+
+def _batch_size(value: str) -> str:
+    if value != "auto" and not (value.isdigit() and int(value) >= 1):
+        raise typer.BadParameter(f"{value!r} is neither 'auto' nor a positive number")
+    return value
 
 
 @app.command("run")
@@ -34,62 +62,106 @@ def run_command(
     release: Annotated[
         Path,
         typer.Option(
-            "--release", help="A release folder (dist/polyprobe-VERSION).", exists=True, file_okay=False
+            "--release",
+            help="A release folder (dist/polyprobe-VERSION).",
+            exists=True,
+            file_okay=False,
+            rich_help_panel=RUN,
         ),
     ],
-    task: Annotated[
-        str, typer.Option("--task", help="sentiment | sos | honest | bbq | iat | ifm | crows-pairs")
-    ],
+    task: Annotated[Task, typer.Option("--task", help="The task to score.", rich_help_panel=RUN)],
     model: Annotated[
         str,
         typer.Option(
             "--model",
             help="Local folder, hub name, API model id, or 'default' (SmolLM2-135M-Instruct, offline).",
+            rich_help_panel=MODEL,
         ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Run folder, e.g. runs/ID.", file_okay=False)],
+    out: Annotated[
+        Path, typer.Option("--out", help="Run folder, e.g. runs/ID.", file_okay=False, rich_help_panel=RUN)
+    ],
     locales: Annotated[
-        list[str] | None, typer.Option("--locales", help="Locales (default: all in the release).")
+        list[str] | None,
+        list_option(
+            "--locales",
+            help="Locales, e.g. en,de,ar (default: all in the release).",
+            metavar="LOCALE",
+            panel=RUN,
+        ),
     ] = None,
-    backend: Annotated[str, typer.Option("--backend", help="transformers | vllm | openai")] = "transformers",
-    device: Annotated[str, typer.Option("--device", help="auto | cuda | cpu")] = "auto",
-    dtype: Annotated[str, typer.Option("--dtype", help="auto | bf16 | fp16 | fp32")] = "auto",
+    backend: Annotated[
+        Backend, typer.Option("--backend", help="Where the model runs.", rich_help_panel=MODEL)
+    ] = Backend["transformers"],
+    device: Annotated[
+        Device, typer.Option("--device", help="auto: a GPU when there is one.", rich_help_panel=MODEL)
+    ] = "auto",
+    dtype: Annotated[
+        Dtype, typer.Option("--dtype", help="Weights' precision.", rich_help_panel=MODEL)
+    ] = "auto",
     batch_size: Annotated[
-        str, typer.Option("--batch-size", help="auto or a number (the largest batch tried).")
+        str,
+        typer.Option(
+            "--batch-size",
+            help="auto or a number: the largest batch (of requests) tried; smaller on out-of-memory.",
+            callback=_batch_size,
+            rich_help_panel=MODEL,
+        ),
     ] = "auto",
     truncation: Annotated[
-        str,
+        Truncation,
         typer.Option(
             "--truncation",
             help="Inputs longer than the model's context: error (default), or cut the prompt at its "
             "start (left) or end (right); recorded in the signature.",
+            rich_help_panel=MODEL,
         ),
     ] = "error",
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", min=1, help="At most N items per locale (seeded; pairs kept whole)."),
-    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", help="Seeds --limit's draw, sampling and the bootstrap.", rich_help_panel=RUN),
+    ] = 0,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help=LIMIT_HELP, rich_help_panel=RUN)] = None,
     groups: Annotated[
         list[str] | None,
-        typer.Option(
+        list_option(
             "--groups",
-            help="Only these identity groups: a group id, or study:ID for the groups that correspond to a study's identities (e.g. study:elsafoury). Repeatable.",
+            help="Only these identity groups: a group id (eg.muslim), or study:ID for the groups that "
+            "correspond to a study's identities (study:elsafoury).",
+            metavar="GROUP",
+            panel=RUN,
         ),
     ] = None,
     sentiment_mode: Annotated[
-        str, typer.Option("--sentiment-mode", help="auto | classifier | prompt")
+        SentimentMode,
+        typer.Option(
+            "--sentiment-mode",
+            help="sentiment: a classifier's P(positive), or a prompted LM.",
+            rich_help_panel=PER_TASK,
+        ),
     ] = "auto",
     positive_label: Annotated[
-        str | None, typer.Option("--positive-label", help="The classifier label that is positive.")
+        str | None,
+        typer.Option(
+            "--positive-label",
+            help="sentiment: the classifier label that is positive.",
+            rich_help_panel=PER_TASK,
+        ),
     ] = None,
     score: Annotated[
-        str, typer.Option("--score", help="sos, crows-pairs: auto | pll | ll | shared (shared-token PLL)")
+        Score,
+        typer.Option(
+            "--score",
+            help="sos, crows-pairs: pseudo-log-likelihood (pll), log-likelihood (ll), or shared-token PLL (shared).",
+            rich_help_panel=PER_TASK,
+        ),
     ] = "auto",
     suite: Annotated[
         str | None,
         typer.Option(
-            "--suite", help="sos: the release suite to score (sos, or sos-study: the study's own sets)."
+            "--suite",
+            help="sos: the release suite to score (sos, or sos-study: the study's own sets).",
+            rich_help_panel=PER_TASK,
         ),
     ] = None,
     original_script: Annotated[
@@ -98,69 +170,118 @@ def run_command(
             "--original-script",
             help="crows-pairs, sos: compare pair scores as the dataset's own script does (rounded to 3 "
             "decimals, ties in the denominator), to match published numbers.",
+            rich_help_panel=PER_TASK,
         ),
     ] = False,
     k: Annotated[
-        int, typer.Option("--k", min=1, help="honest: completions per template (HONEST uses 1, 5, 20).")
+        int,
+        typer.Option(
+            "--k",
+            min=1,
+            help="honest: completions per prompt (HONEST uses 1, 5, 20).",
+            rich_help_panel=PER_TASK,
+        ),
     ] = 5,
-    strategy: Annotated[str, typer.Option("--strategy", help="auto | greedy | sample | beam")] = "auto",
-    max_new_tokens: Annotated[int | None, typer.Option("--max-new-tokens", min=1)] = None,
-    chat: Annotated[
-        bool | None, typer.Option("--chat/--no-chat", help="Wrap prompts in the model's chat template.")
-    ] = None,
-    completion: Annotated[str, typer.Option("--completion", help="honest: auto | word | sentence")] = "auto",
+    completion: Annotated[
+        Completion,
+        typer.Option(
+            "--completion", help="honest: one-word or sentence completions.", rich_help_panel=PER_TASK
+        ),
+    ] = "auto",
     hurtlex_level: Annotated[
-        str, typer.Option("--hurtlex-level", help="conservative | inclusive | both")
+        HurtlexLevel,
+        typer.Option(
+            "--hurtlex-level",
+            help="honest: which HurtLex entries count as hurtful.",
+            rich_help_panel=PER_TASK,
+        ),
     ] = "conservative",
-    bbq_mode: Annotated[str, typer.Option("--bbq-mode", help="auto | loglikelihood | generate")] = "auto",
+    bbq_mode: Annotated[
+        BbqMode,
+        typer.Option(
+            "--bbq-mode",
+            help="bbq: score each option's log-likelihood, or generate and parse.",
+            rich_help_panel=PER_TASK,
+        ),
+    ] = "auto",
     permutations: Annotated[
-        int, typer.Option("--permutations", min=1, help="iat: seeded permutations per category.")
+        int,
+        typer.Option(
+            "--permutations",
+            min=1,
+            help="iat: seeded permutations of the word list per category.",
+            rich_help_panel=PER_TASK,
+        ),
     ] = 50,
-    instruction: Annotated[str, typer.Option("--instruction", help="ifm: both | native | en")] = "both",
-    api_base: Annotated[
-        str | None, typer.Option("--api-base", help="openai backend: base URL (else $OPENAI_BASE_URL).")
+    instruction: Annotated[
+        Instruction,
+        typer.Option(
+            "--instruction",
+            help="ifm: the instruction in the sentence's language (native), in English (en), or both.",
+            rich_help_panel=PER_TASK,
+        ),
+    ] = "both",
+    strategy: Annotated[
+        Strategy, typer.Option("--strategy", help="Decoding.", rich_help_panel=GENERATION)
+    ] = "auto",
+    max_new_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-new-tokens",
+            min=1,
+            help="Tokens generated per answer (default: the task's).",
+            rich_help_panel=GENERATION,
+        ),
     ] = None,
-    api_rate: Annotated[float, typer.Option("--api-rate", help="openai backend: requests per second.")] = 5.0,
+    chat: Annotated[
+        bool | None,
+        typer.Option(
+            "--chat/--no-chat",
+            help="Wrap prompts in the model's chat template (default: when it has one).",
+            rich_help_panel=GENERATION,
+        ),
+    ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option(
+            "--api-base",
+            help="Base URL (else $OPENAI_BASE_URL); the key: $OPENAI_API_KEY.",
+            rich_help_panel=OPENAI,
+        ),
+    ] = None,
+    api_rate: Annotated[
+        float, typer.Option("--api-rate", help="Requests per second.", rich_help_panel=OPENAI)
+    ] = 5.0,
     cache: Annotated[
-        Path | None, typer.Option("--cache", help="Response cache (default: the user cache).", dir_okay=False)
+        Path | None,
+        typer.Option(
+            "--cache", help="Response cache (default: the user cache).", dir_okay=False, rich_help_panel=RUN
+        ),
     ] = None,
     resume: Annotated[
         bool,
         typer.Option(
             "--resume",
             help="--out may hold this same run: run it again (answers from the cache) and replace it.",
+            rich_help_panel=RUN,
         ),
     ] = False,
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="--out may hold a previous run, which is replaced.")
+        bool,
+        typer.Option(
+            "--overwrite", help="--out may hold a previous run, which is replaced.", rich_help_panel=RUN
+        ),
     ] = False,
 ) -> None:
     """Score one model on one task of a release; writes predictions, metrics, signature and run.json
     into --out, whole or not at all (a new or empty folder, unless --resume or --overwrite)."""
     if resume and overwrite:
         raise InputError("give --resume or --overwrite, not both")
-    choices = {
-        "--sentiment-mode": (sentiment_mode, ("auto", "classifier", "prompt")),
-        "--score": (score, ("auto", "pll", "ll", "shared")),
-        "--strategy": (strategy, ("auto", "greedy", "sample", "beam")),
-        "--completion": (completion, ("auto", "word", "sentence")),
-        "--hurtlex-level": (hurtlex_level, ("conservative", "inclusive", "both")),
-        "--bbq-mode": (bbq_mode, ("auto", "loglikelihood", "generate")),
-        "--instruction": (instruction, ("both", "native", "en")),
-        "--dtype": (dtype, ("auto", "bf16", "fp16", "fp32")),
-        "--device": (device, ("auto", "cuda", "cpu")),
-        "--truncation": (truncation, ("error", "left", "right")),
-    }
-    for flag, (value, allowed) in choices.items():
-        if value not in allowed:
-            raise InputError(f"{flag} {value!r}: choose one of {', '.join(allowed)}")
-    if batch_size != "auto" and not batch_size.isdigit():
-        raise InputError("--batch-size takes 'auto' or a positive number")
     fields: dict[str, Any] = {
-        "task": task,
+        "task": task.value,
         "model": model,
         "locales": tuple(locales) if locales else None,
-        "backend": backend,
+        "backend": backend.value,
         "device": device,
         "dtype": dtype,
         "batch_size": None if batch_size == "auto" else int(batch_size),
@@ -185,29 +306,20 @@ def run_command(
         "api": {"base_url": api_base, "rate": api_rate} if backend == "openai" else {},
     }
     options = RunOptions(**fields)
+    # the run machinery brings torch: loaded only when a run is asked for, not for --help
     from evaluator.run import run_evaluation
     from evaluator.run_folder import OutMode
 
     mode = OutMode.resume if resume else OutMode.overwrite if overwrite else OutMode.new
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-    ) as bar:
+    with progress(TimeRemainingColumn()) as bar:
 
-        def progress(description: str, total: int) -> Callable[[int], None]:
-            handle = bar.add_task(f"{task} {description}", total=total)
+        def stage(description: str, total: int) -> Callable[[int], None]:
+            handle = bar.add_task(f"{task.value} {description}", total=total)
             return lambda n: bar.update(handle, advance=n)
 
-        result = run_evaluation(
-            options, release, out, mode=mode, cache_path=cache, progress=progress, log=_say
-        )
-    _say(f"{result.rows} predictions -> {out}\n{result.signature}")
+        result = run_evaluation(options, release, out, mode=mode, cache_path=cache, progress=stage, log=say)
+    say(f"{result.rows} predictions -> {out}\n{result.signature}")
 
 
 @app.command("sweep")
@@ -224,7 +336,9 @@ def sweep_command(
         Path,
         typer.Option("--out", help="The sweep's folder, e.g. runs/NAME (rerun: resumes).", file_okay=False),
     ],
-    executor: Annotated[str, typer.Option("--executor", help="local | ray")] = "local",
+    executor: Annotated[
+        Literal["local", "ray"], typer.Option("--executor", help="Run the jobs here, or on Ray.")
+    ] = "local",
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -239,27 +353,26 @@ def sweep_command(
     """Score several models on several tasks of one release (models × tasks × seeds): each job an
     ordinary run folder, then a summary table and the comparison report. A rerun skips finished
     jobs. Exit 1 when a job failed (the others still run)."""
+    # the sweep machinery brings torch (and Ray when asked for): loaded only when a sweep runs
     from evaluator.errors import EvaluationError
     from evaluator.sweep import run_sweep
 
-    if executor not in ("local", "ray"):
-        raise InputError(f"--executor {executor!r}: choose local or ray")
     if ray_address is not None and executor != "ray":
         raise InputError("--ray-address needs --executor ray")
     result = run_sweep(
         sweep_file,
         out,
-        executor="ray" if executor == "ray" else "local",
+        executor=executor,
         ray_address=ray_address,
         max_retries=max_retries,
         console=err_console,
         report=report,
     )
-    table = Table(show_edge=False, pad_edge=False)
+    grid = table()
     for column in ("job", "status", "wall s", "main figure", "error"):
-        table.add_column(column)
+        grid.add_column(column)
     for o in result.outcomes:
-        table.add_row(
+        grid.add_row(
             o.job,
             o.status,
             f"{o.seconds:.1f}" if o.seconds is not None else "—",
@@ -267,8 +380,8 @@ def sweep_command(
             o.error or "",
             style="red" if o.status == "failed" else None,
         )
-    err_console.print(table)
-    _say(f"summary: {result.summary}" + (f"\nreport: {result.report}" if result.report else ""))
+    print_table(grid, err_console)
+    say(f"summary: {result.summary}" + (f"\nreport: {result.report}" if result.report else ""))
     if result.report_error:
         raise EvaluationError(f"the comparison report could not be built: {result.report_error}")
     if result.failed:
@@ -287,10 +400,10 @@ def merge_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for the merged metrics.", file_okay=False)],
 ) -> None:
     """Average the metrics of several runs (mean and standard deviation per value)."""
-    from evaluator.merge import merge_run_folders
+    from evaluator.merge import merge_run_folders  # polars: loaded when used, not for --help
 
     merged = merge_run_folders(runs, out)
-    _say(f"merged {len(runs)} runs -> {out}\n{merged['signature']}")
+    say(f"merged {len(runs)} runs -> {out}\n{merged['signature']}")
 
 
 @app.command("report")
@@ -303,15 +416,19 @@ def report_command(
     ],
     labels: Annotated[
         list[str] | None,
-        typer.Option("--labels", help="A label per run, in order (default: the model, then the release)."),
+        typer.Option(
+            "--labels",
+            help="A label per run, in order (default: the model, then the release); repeated, one per "
+            "run (labels are free text: a comma is part of the label).",
+        ),
     ] = None,
 ) -> None:
     """Plots, a self-contained HTML report and Markdown tables for runs, with comparisons: the
     first run of a task is the baseline the later ones are compared with."""
-    from evaluator.report import build_report
+    from evaluator.report import build_report  # matplotlib: loaded when used, not for --help
 
     result = build_report(runs, out, labels=labels)
-    _say(
+    say(
         f"{len(runs)} run(s), {', '.join(result.tasks)} -> {result.html}\n"
         f"tables: {result.markdown}\nplots: {len(result.plots)} files in {out / 'plots'}"
     )

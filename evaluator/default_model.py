@@ -9,7 +9,7 @@ import importlib.util
 from pathlib import Path
 
 from evaluator.errors import EvaluationError
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.project import cache_dir
 
 ALIASES = ("default", "smollm2", "smollm2-135m-instruct")
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -38,8 +38,10 @@ def resolve_default() -> Path:
     if marker.is_file() and marker.read_text(encoding="utf-8") == stamp:
         return target
     import torch
+    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
+    transformers.utils.logging.disable_progress_bar()  # its bars would interleave with polyprobe's
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=GGUF)
     gguf_model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=GGUF, dtype=torch.float32)
     config = AutoConfig.from_pretrained(source.parent, gguf_file=GGUF)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolkit.errors import InputError, PolyprobeError
+from toolkit.core.errors import InputError, PolyprobeError
 
 
 class EvaluationError(PolyprobeError):

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.metrics.stats import merge_runs
-from evaluator.run_folder import release_around
-from toolkit.errors import InputError
-from toolkit.fileio import write_text_atomic
+from evaluator.run_folder import METRICS, release_around
+from evaluator.tasks import descriptor
+from toolkit.core.errors import InputError
+from toolkit.core.fileio import write_text_atomic
 
 
 def _check_merge_out(out: Path) -> None:
@@ -46,9 +47,14 @@ def merge_run_folders(runs: list[Path], out: Path) -> dict[str, Any]:
     for run in runs:
         try:
             infos.append(json.loads((run / "run.json").read_text(encoding="utf-8")))
-            metrics.append(json.loads((run / "metrics.json").read_text(encoding="utf-8"))["metrics"])
-        except (OSError, json.JSONDecodeError, KeyError) as exc:
+            data = json.loads((run / METRICS).read_text(encoding="utf-8"))
+            task, raw = data["task"], data["metrics"]
+        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise InputError(f"{run}: not a polyprobe run folder ({type(exc).__name__})") from None
+        try:  # each run's metrics as its task's model: a malformed one is refused, not averaged
+            metrics.append(descriptor(str(task)).read_metrics(raw).dump())
+        except InputError as exc:
+            raise InputError(f"{run / METRICS}: {exc}") from None
     for field in ("task", "locales"):
         values = {json.dumps(i[field]) for i in infos}
         if len(values) != 1:

@@ -6,6 +6,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+# The choice sets of a run's settings, written once: the CLI and the sweep file take them from here.
+Device = Literal["auto", "cuda", "cpu"]
+Dtype = Literal["auto", "bf16", "fp16", "fp32"]
+Truncation = Literal["error", "left", "right"]
+SentimentMode = Literal["auto", "classifier", "prompt"]
+Score = Literal["auto", "pll", "ll", "shared"]
+Strategy = Literal["auto", "greedy", "sample", "beam"]
+Completion = Literal["auto", "word", "sentence"]
+HurtlexLevel = Literal["conservative", "inclusive", "both"]
+BbqMode = Literal["auto", "loglikelihood", "generate"]
+Instruction = Literal["both", "native", "en"]
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -13,10 +25,10 @@ class RunOptions:
     model: str
     locales: tuple[str, ...] | None = None
     backend: str = "transformers"
-    device: str = "auto"
-    dtype: Literal["auto", "bf16", "fp16", "fp32"] = "auto"
+    device: Device = "auto"
+    dtype: Dtype = "auto"
     batch_size: int | None = None
-    truncation: Literal["error", "left", "right"] = "error"
+    truncation: Truncation = "error"
     """An input longer than the model's context: an error (default), or the prompt cut at its
     start or end; a policy other than error is part of the signature."""
     seed: int = 0
@@ -31,23 +43,23 @@ class RunOptions:
     """Pair scores compared as the dataset's own script does (crows-pairs, sos: rounded to 3
     decimals, ties kept in the denominator; evaluator.metrics.crows_pairs and .sos)."""
     # sentiment
-    sentiment_mode: Literal["auto", "classifier", "prompt"] = "auto"
+    sentiment_mode: SentimentMode = "auto"
     positive_label: str | None = None
     # sos, crows-pairs
-    score: Literal["auto", "pll", "ll", "shared"] = "auto"
+    score: Score = "auto"
     # generation (honest, bbq, iat, ifm)
     k: int = 5
-    strategy: Literal["auto", "greedy", "sample", "beam"] = "auto"
+    strategy: Strategy = "auto"
     max_new_tokens: int | None = None
     chat: bool | None = None
-    completion: Literal["auto", "word", "sentence"] = "auto"
-    hurtlex_level: Literal["conservative", "inclusive", "both"] = "conservative"
+    completion: Completion = "auto"
+    hurtlex_level: HurtlexLevel = "conservative"
     # bbq
-    bbq_mode: Literal["auto", "loglikelihood", "generate"] = "auto"
+    bbq_mode: BbqMode = "auto"
     # iat
     permutations: int = 50
     # ifm
-    instruction: Literal["both", "native", "en"] = "both"
+    instruction: Instruction = "both"
     tensor_parallel: int = 1
     """vLLM: the number of GPUs one model is split over (tensor parallelism)."""
     api: dict[str, Any] = field(default_factory=dict)

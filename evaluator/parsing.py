@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from evaluator.metrics.errors import MetricInputError
+from toolkit.core.text import is_cjk
 
 __all__ = [
     "AnswerVocabulary",
@@ -40,18 +41,6 @@ L = TypeVar("L", bound=Hashable)
 _MARKS = re.compile(
     "[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed\u0640"
     "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]"
-)
-
-# Scripts written without spaces between words: CJK radicals, kana, bopomofo, ideographs.
-_UNSPACED = (
-    (0x2E80, 0x2FDF),
-    (0x3040, 0x30FF),
-    (0x3100, 0x312F),
-    (0x31A0, 0x31FF),
-    (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF),
-    (0xF900, 0xFAFF),
-    (0x20000, 0x3134F),
 )
 
 
@@ -85,17 +74,12 @@ def normalise(text: str) -> str:
     return " ".join("".join(out).split())
 
 
-def _unspaced(ch: str) -> bool:
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _UNSPACED)
-
-
 def _boundary_before(text: str, start: int, term: str) -> bool:
-    return start == 0 or text[start - 1] == " " or _unspaced(text[start - 1]) or _unspaced(term[0])
+    return start == 0 or text[start - 1] == " " or is_cjk(text[start - 1]) or is_cjk(term[0])
 
 
 def _boundary_after(text: str, end: int, term: str) -> bool:
-    return end == len(text) or text[end] == " " or _unspaced(text[end]) or _unspaced(term[-1])
+    return end == len(text) or text[end] == " " or is_cjk(text[end]) or is_cjk(term[-1])
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,17 @@ import polars as pl
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
+from evaluator.default_model import ALIASES, NAME, resolve_default
 from evaluator.errors import EvaluationError, InputTooLong
 from evaluator.options import RunOptions
+from evaluator.results.base import TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
-from evaluator.tasks import get_task
-from evaluator.tasks.base import Context, Task
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import cache_dir
+from evaluator.tasks import descriptor, get_task
+from evaluator.tasks.base import Context
+from evaluator.tasks.descriptor import TaskDescriptor
+from toolkit.core.errors import InputError
+from toolkit.core.project import cache_dir
 from toolkit.release import Release, open_release
 
 
@@ -37,7 +40,7 @@ from toolkit.release import Release, open_release
 class RunResult:
     out: Path
     signature: str
-    metrics: dict[str, Any]
+    metrics: TaskMetrics
     rows: int
 
 
@@ -51,8 +54,6 @@ def check_model_path(options: RunOptions) -> None:
     name and answers with something about repo ids."""
     if options.backend == "openai":
         return
-    from evaluator.default_model import ALIASES
-
     path = Path(options.model).expanduser()
     if options.model not in ALIASES and looks_like_path(options.model) and not path.exists():
         raise InputError(f"--model {options.model}: the path does not exist ({path.absolute()})")
@@ -64,8 +65,6 @@ def load_backend(options: RunOptions, progress: Progress) -> Backend:
     check_model_path(options)
     cls = backend_class(options.backend)
     if options.backend == "transformers":
-        from evaluator.default_model import ALIASES, NAME, resolve_default
-
         if options.model in ALIASES:
             backend = cls.load(
                 NAME,
@@ -112,20 +111,18 @@ def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str) + "\n"
 
 
-def job_suite(task: Task, options: RunOptions) -> str:
+def job_suite(task: TaskDescriptor, options: RunOptions) -> str:
     """The release suite a job reads: the task's own, or another it can read (``--suite``)."""
     suite = options.suite or task.suite
-    if suite not in (task.suite, *task.also_reads):
-        raise InputError(
-            f"--suite {suite}: task {task.name} reads {', '.join((task.suite, *task.also_reads))}"
-        )
+    if suite not in task.suites:
+        raise InputError(f"--suite {suite}: task {task.name} reads {', '.join(task.suites)}")
     return suite
 
 
-def job_locales(release: Release, task: Task, options: RunOptions) -> list[str]:
+def job_locales(release: Release, task: TaskDescriptor, options: RunOptions) -> list[str]:
     """The locales a run scores: those asked for, or every locale the release has for the task."""
     suite = job_suite(task, options)
-    if suite not in release.manifest["suites"]:
+    if suite not in release.manifest.suites:
         raise InputError(f"release {release.version} has no {suite} suite")
     available = [loc for loc in release.locales(suite) if release.has(suite, loc)]
     locales = list(options.locales) if options.locales else available
@@ -154,7 +151,7 @@ class Evaluation:
     cache: dict[str, int]
     truncated: dict[str, Any]
     predictions: pl.DataFrame
-    metrics: dict[str, Any]
+    metrics: TaskMetrics
     signature: str
     seconds: float
 
@@ -169,13 +166,15 @@ def evaluate(
 ) -> Evaluation:
     """One task on an already-loaded model (a sweep loads each model once for all its tasks)."""
     started = time.time()
-    task = get_task(options.task)
+    task = descriptor(options.task)
+    task.check_options(options)
     suite = job_suite(task, options)
     locales = job_locales(release, task, options)
     if backend.identity.kind not in task.kinds:
         raise EvaluationError(
             f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
         )
+    scorer = get_task(task.name)
     hits, misses = cache.hits, cache.misses
     ctx = Context(
         release=release,
@@ -185,24 +184,27 @@ def evaluate(
         groups=selected_groups(release, options.groups),
         suite=suite,
     )
-    rows = task.rows(ctx)
+    rows = scorer.rows(ctx)
     if rows.height == 0:
         only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
         raise EvaluationError(f"no {suite} rows{only} for {', '.join(locales)} in release {release.version}")
     log(f"{rows.height} {suite} rows in {', '.join(locales)}")
     truncated_before = backend.truncated
     try:
-        predictions = task.predict(ctx, rows)
+        predictions = scorer.predict(ctx, rows)
     except InputTooLong as exc:
         raise InputTooLong(exc.length, exc.limit, exc.count, exc.text, exc.reserve, task=task.name) from None
+    missing = [c for c in task.predictions if c not in predictions.columns]
+    if missing:  # the columns the report and the descriptor promise
+        raise EvaluationError(f"task {task.name} wrote no {', '.join(missing)} column(s) in its predictions")
     truncated = backend.truncated - truncated_before
     if truncated:
         log(
             f"{truncated} input(s) longer than the model's limit of {getattr(backend, 'limit', None)} "
             f"tokens were cut ({options.truncation} truncation)"
         )
-    metrics = task.metrics(ctx, predictions)
-    for warning in metrics.get("warnings", []):
+    metrics = scorer.metrics(ctx, predictions)
+    for warning in metrics.run_warnings():
         log(f"warning: {warning}")
     environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
     model = {
@@ -268,7 +270,7 @@ def write_run(evaluation: Evaluation, out: Path, mode: OutMode = OutMode.new) ->
     ev.predictions.write_parquet(buffer, compression="zstd")
     files = {
         PREDICTIONS: buffer.getvalue(),
-        METRICS: _json({"task": ev.task, "signature": ev.signature, "metrics": ev.metrics}).encode(),
+        METRICS: _json({"task": ev.task, "signature": ev.signature, "metrics": ev.metrics.dump()}).encode(),
         SIGNATURE: (ev.signature + "\n").encode(),
     }
     files[RUN] = _json(
@@ -308,7 +310,8 @@ def run_evaluation(
     not at all; see evaluator.run_folder for what ``mode`` allows ``out`` to hold already)."""
     started = time.time()
     release = open_release(release_path)  # refuses a tampered release
-    task = get_task(options.task)
+    task = descriptor(options.task)
+    task.check_options(options)
     wanted = wanted_run(task.name, options, release.signature)
     check_out(out, mode, wanted)  # before any work: a refused folder costs nothing
     job_locales(release, task, options)  # before the model is loaded

@@ -14,9 +14,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from toolkit.errors import InputError
-from toolkit.fileio import WriteFailed, current_umask, is_io_failure
-from toolkit.interrupts import discard, interrupts_held
+from toolkit.core.errors import InputError
+from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
+from toolkit.core.interrupts import discard, interrupts_held
 from toolkit.release import MANIFEST
 
 PREDICTIONS = "predictions.parquet"

@@ -14,7 +14,7 @@ import pytest
 
 from tests.label_studio_server import LabelStudioServer
 from toolkit.cli import main
-from toolkit.store import Translation
+from toolkit.store.model import Translation
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -236,7 +236,7 @@ def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict
     (as `translate` protects it) -> the draft, XML-escaped, with its slot code turned back into
     the source's tags (a code that reads ``group`` becomes the source's group tag; any other
     code the source tag with the same code). Drafts whose code does not match are left out."""
-    from toolkit.translate import plan, source_slots_of
+    from toolkit.translation.machine import plan, source_slots_of
 
     slots = source_slots_of(catalog)
     out: dict[tuple[str, str], str] = {}
@@ -282,8 +282,8 @@ def main() -> None:
     import argparse
     from pathlib import Path
 
-    from toolkit.catalog import load_catalog
-    from toolkit.project import Project
+    from toolkit.catalog.loader import load_catalog
+    from toolkit.core.project import Project
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--key", required=True)

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from tests.conftest import REPO, write_mini_catalog
-from toolkit.project import Project
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 

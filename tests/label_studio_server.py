@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 from label_studio_sdk import LabelStudio
 
-from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
 
 TOKEN = "7f3a9c1e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a"
 PASSWORD = "review-tests-1"

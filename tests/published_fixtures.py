@@ -1,6 +1,6 @@
 """Small files in the formats of CrowS-Pairs, French CrowS-Pairs and the regional study's SOS sets,
 written by the tests (the real data is the user's copy and never committed). The sentences are
-this project's own; the column names and file names are the datasets' (see toolkit/crows_pairs.py
+this project's own; the column names and file names are the datasets' (see toolkit/importers/crows_pairs.py
 and lexicons/sos-study.yaml)."""
 
 from __future__ import annotations

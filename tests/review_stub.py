@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.review_policy import ReviewPolicy
+from toolkit.review.policy import ReviewPolicy
 
 POLICY = ReviewPolicy(
     version="1.0.0", description="tests", reviewed_after=1, approved_after=2, rejected_after=1

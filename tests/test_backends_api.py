@@ -13,7 +13,7 @@ from evaluator.backends.base import GenerationSettings
 from evaluator.backends.openai_api import OpenAIBackend
 from evaluator.errors import EvaluationError
 from tests.fake_openai import FakeOpenAI
-from toolkit.errors import InputError
+from toolkit.core.errors import InputError
 
 KEY = "sk-test-5f1e9a0c2b7d4e6f8a1b3c5d7e9f0a2b"
 

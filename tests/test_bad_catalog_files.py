@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.files import buildable, leftovers, snapshot
-from toolkit.errors import InputError
+from toolkit.core.errors import InputError
 
 pytestmark = pytest.mark.bad_input
 
@@ -374,14 +374,14 @@ def test_a_render_failure_is_reported_beside_the_problems_found_before_it(
     mini: Path, cli, monkeypatch: pytest.MonkeyPatch, error: Exception, named: str
 ) -> None:
     """Whatever goes wrong inside rendering, validate still lists the located problems."""
-    import toolkit.validate
+    import toolkit.render.validate
 
     def fail(*args: object, **kwargs: object) -> None:
         raise error
 
     text = (mini / IDS).read_text(encoding="utf-8")
     (mini / IDS).write_text(text.replace("version: 1.0.0", "version: one"), encoding="utf-8")
-    monkeypatch.setattr(toolkit.validate, "render", fail)
+    monkeypatch.setattr(toolkit.render.validate, "render", fail)
     result = cli("catalog", "validate", "--root", str(mini))
     assert result.code == 2
     assert f"{IDS}: (file) version: must be a semantic version" in result.err

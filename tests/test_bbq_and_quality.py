@@ -11,9 +11,9 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from tests.conftest import store_line
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 AGE_TAGS = {"young": "nonOld", "teen": "nonOld", "old": "old", "grandfather": "old"}
 

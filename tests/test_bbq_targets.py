@@ -16,10 +16,10 @@ import pytest
 
 from evaluator.metrics.bbq import bbq_scores
 from evaluator.tasks.bbq import balanced_families, no_target_warnings
-from toolkit.bbq_targets import Known, label_type, report_category, target_label
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.bbq_targets import Known, label_type, report_category, target_label
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 UNK = ["Can't be determined", "unknown"]
 

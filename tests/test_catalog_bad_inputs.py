@@ -311,7 +311,8 @@ def test_unknown_locale_suggests_the_closest(mini: Path, cli, tmp_path: Path) ->
 def test_unknown_suite_suggests_the_closest(mini: Path, cli) -> None:
     result = cli("render", "--root", str(mini), "--suite", "sentimnt", "--locale", "en")
     assert result.code == 2
-    assert "unknown suite 'sentimnt'. Did you mean 'sentiment'?" in result.err
+    assert "error: Invalid value for '--suite': 'sentimnt' is not one of 'sentiment'," in result.err
+    assert "Did you mean 'sentiment'?" in result.err
 
 
 @pytest.mark.bad_input

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.store_damage import STORE_IT
-from toolkit.project import Project
-from toolkit.store import store_lock
+from toolkit.core.project import Project
+from toolkit.store.files import store_lock
 
 TEXTS = {
     "gen-01.f": "La donna {{ group.f }} oggi è felicissima.",

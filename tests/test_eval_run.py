@@ -17,12 +17,14 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from evaluator.tasks import TASKS
 from tests import tiny_models as tm
 from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI
 from tests.regional_fixture import write_regional_catalog
 from tests.test_bbq_and_quality import write_bbq
-from toolkit.project import Project
+from tests.test_task_registry import assert_typed_metrics
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 EXTRA_GROUP = """\
@@ -119,8 +121,8 @@ def bbq_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("lexicons", "templates"):
         shutil.copytree(REPO / name, root / name)
     shutil.rmtree(root / "templates" / "ifm")  # keep the build small: bbq only
-    from toolkit.bbq import import_bbq
-    from toolkit.catalog import load_catalog
+    from toolkit.catalog.loader import load_catalog
+    from toolkit.importers.bbq import import_bbq
 
     catalog = load_catalog(Project.at(root), suites=["bbq"])
     import_bbq(
@@ -173,6 +175,8 @@ def evaluate(cli, release: Path, out: Path, *args: str):
     predictions = pl.read_parquet(out / "predictions.parquet")
     signature = (out / "signature.txt").read_text().strip()
     assert metrics["signature"] == signature == run["signature"]
+    assert_typed_metrics(metrics["task"], metrics["metrics"])
+    assert set(TASKS[metrics["task"]].predictions) <= set(predictions.columns)
     return metrics["metrics"], run, predictions, signature
 
 
@@ -611,6 +615,14 @@ def test_wrong_task_or_model_kind(
         "cpu",
     )
     assert kind.code == 1 and "cannot score a classifier model" in kind.err
+    # an option the task does not take is a mistake, refused before anything is loaded
+    ignored = cli(
+        "eval", "run", "--release", str(regional_release), "--task", "sos", "--model", str(models["bert"]),
+        "--out", str(tmp_path / "z"), "--k", "3", "--bbq-mode", "generate",
+    )  # fmt: skip
+    assert ignored.code == 2, ignored.err
+    assert "task sos does not take --k, --bbq-mode (its options: --score, --original-script)" in ignored.err
+    assert not (tmp_path / "z").exists()
 
 
 def test_merge_averages_runs_over_seeds(

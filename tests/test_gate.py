@@ -16,11 +16,11 @@ import pytest
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import STORE_IT
 from tests.store_helpers import bbq_catalog, mbbq_file, run_draft
-from toolkit.catalog import load_catalog
-from toolkit.gate import gate, gate_one
-from toolkit.project import Project
-from toolkit.render import render
-from toolkit.review import pull
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.gate import gate, gate_one
+from toolkit.render.renderer import render
+from toolkit.review.workflow import pull
 
 GOOD = "La donna {{ group.f }} oggi è molto felice."
 GOOD_M = "L'uomo {{ group.m }} oggi è molto felice."

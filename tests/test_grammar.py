@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import REPO
-from toolkit.errors import Problem
-from toolkit.grammar import LocaleGrammar, RenderFailure, load_grammar
-from toolkit.project import Project
+from toolkit.catalog.grammar import LocaleGrammar, RenderFailure, load_grammar
+from toolkit.core.errors import Problem
+from toolkit.core.project import Project
 
 
 def grammar(locale: str) -> LocaleGrammar:

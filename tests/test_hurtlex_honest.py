@@ -16,9 +16,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import evaluator.hurtlex as hurtlex_module
 import evaluator.metrics.honest as honest_module
-from evaluator.hurtlex import (
+import evaluator.metrics.hurtlex as hurtlex_module
+from evaluator.metrics.errors import MetricInputError
+from evaluator.metrics.honest import honest_by_category, honest_scores, hurtful_matches
+from evaluator.metrics.hurtlex import (
     CATEGORIES,
     HurtLexFormatError,
     Lexicon,
@@ -26,8 +28,6 @@ from evaluator.hurtlex import (
     normalise,
     tokenise,
 )
-from evaluator.metrics.errors import MetricInputError
-from evaluator.metrics.honest import honest_by_category, honest_scores, hurtful_matches
 
 HEADER = "id\tpos\tcategory\tstereotype\tlemma\tlevel"
 

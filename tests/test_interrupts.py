@@ -46,7 +46,7 @@ def phase(*args, **kwargs):
 setattr(owner, attr, phase)
 
 if cleanup_wait != "0":
-    import toolkit.interrupts
+    import toolkit.core.interrupts
 
     real_rmtree = shutil.rmtree
 
@@ -55,7 +55,7 @@ if cleanup_wait != "0":
         time.sleep(float(cleanup_wait))
         return real_rmtree(*args, **kwargs)
 
-    toolkit.interrupts.shutil.rmtree = slow_rmtree
+    toolkit.core.interrupts.shutil.rmtree = slow_rmtree
 
 from toolkit.cli import main
 
@@ -118,7 +118,7 @@ BUILD_PHASES = [
     ("writing the first data file", "polars:DataFrame.write_parquet", 1, False),
     ("writing the third data file", "polars:DataFrame.write_parquet", 3, False),
     ("writing the changelog", "toolkit.release.build:Changelog", 1, False),
-    ("writing the card", "toolkit.release.build:card_for", 1, False),
+    ("writing the card", "toolkit.release.build:render_card", 1, False),
     ("twice: during the clean-up", "polars:DataFrame.write_parquet", 2, True),
 ]
 

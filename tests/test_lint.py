@@ -13,9 +13,9 @@ import pytest
 
 from tests import regional_fixture as regional
 from tests.conftest import REPO, store_line
-from toolkit.catalog import load_catalog
-from toolkit.lint import CHECKS, lint
-from toolkit.project import Project
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.lint import CHECKS, lint
 
 SOS_SUITE = """\
 id: sos

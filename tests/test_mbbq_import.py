@@ -15,9 +15,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 ES = {"The woman": "La mujer", "The man": "El hombre", "The girl": "La niña", "The boy": "El niño"}
 ES_TAG = {"woman": "mujer", "man": "hombre", "girl": "niña", "boy": "niño"}

@@ -18,7 +18,7 @@ from evaluator.errors import EvaluationError
 from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI
 from tests.files import buildable, mini_release, snapshot
-from toolkit.project import Project
+from toolkit.core.project import Project
 
 SUITE = "templates/sentiment/suite.yaml"
 

@@ -24,11 +24,11 @@ from tests.published_fixtures import (
     write_crows,
     write_study,
 )
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.reader import open_release
-from toolkit.render import render
+from toolkit.render.renderer import render
 
 CROWS_IMPORT = ".polyprobe/imports/crows-pairs/{}.jsonl"
 STUDY_IMPORT = ".polyprobe/imports/sos-study/pairs.jsonl"
@@ -283,14 +283,14 @@ def test_imports_are_hashed_into_the_release_manifest(root: Path, tmp_path: Path
         version="0.1.0-preview.1", preview=True, suites=["crows-pairs", "sos-study"], dist=root / "dist"
     )
     release = open_release(build_release(Project.at(root), options))
-    inputs = release.manifest["inputs"]
+    inputs = release.manifest.inputs
     for rel in (CROWS_IMPORT.format("en"), STUDY_IMPORT):
-        assert inputs[rel]["sha256"] == __import__("hashlib").sha256((root / rel).read_bytes()).hexdigest()
-    assert release.manifest["suites"]["sos-study"]["locales"] == ["en", "de", "ar", "arz"]
-    assert release.manifest["suites"]["crows-pairs"]["locales"] == ["en"]
-    assert release.manifest["suites"]["sos-study"]["mode"] == "import"
+        assert inputs[rel].sha256 == __import__("hashlib").sha256((root / rel).read_bytes()).hexdigest()
+    assert release.manifest.suites["sos-study"].locales == ["en", "de", "ar", "arz"]
+    assert release.manifest.suites["crows-pairs"].locales == ["en"]
+    assert release.manifest.suites["sos-study"].mode == "import"
     assert release.scan("crows-pairs", "en").collect().height == len(CROWS_ROWS)
-    assert "data/sos-study/de.parquet" in release.manifest["files"]
+    assert "data/sos-study/de.parquet" in release.manifest.files
     assert cli("release", "verify", str(release.path)).code == 0
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from tests.conftest import REPO
 from tests.regional_fixture import write_regional_catalog
-from toolkit.catalog import Catalog, load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 REGIONAL_LOCALES = ["en", "de", "ar", "arz"]
 

@@ -117,8 +117,12 @@ TAMPERING: list[tuple[str, Callable[[Path], None], str]] = [
     ("min_status changed", edit_manifest(_set("min_status", "approved")), SEALED),
     ("counts edited", edit_manifest(_set("counts>sentiment>de>f>draft", 50)), SEALED),
     ("an input's hash edited", edit_manifest(_set("inputs>lexicons/taxonomy.yaml>sha256", ZEROS)), SEALED),
-    ("git commit removed", edit_manifest(_set("git", ...)), SEALED),
-    ("a field added", edit_manifest(_set("reviewed_by", "nobody")), SEALED),
+    ("git commit removed", edit_manifest(_set("git", ...)), "field git: Field required"),
+    (
+        "a field added",
+        edit_manifest(_set("reviewed_by", "nobody")),
+        "field reviewed_by: Extra inputs are not permitted",
+    ),
     ("a locale renamed", edit_manifest(_set("locales>de>name", "Deutsch")), SEALED),
     ("signature removed", edit_manifest(_set("signature", ...)), "field signature: Field required"),
     ("card edited with its hash", _edit_card_and_its_hash, "README.md: not the card the manifest describes"),
@@ -308,10 +312,13 @@ def test_diff_build_and_eval_refuse_a_malformed_release(
 
 
 def test_an_untouched_release_verifies_and_its_card_is_rebuilt_from_the_manifest(release: Path, cli) -> None:
-    from toolkit.release.reader import card_for
+    from toolkit.release.card import render_card
+    from toolkit.release.manifest import Manifest
 
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
-    assert (release / "README.md").read_text(encoding="utf-8") == card_for(manifest)
+    assert (release / "README.md").read_text(encoding="utf-8") == render_card(
+        Manifest.model_validate(manifest)
+    )
     assert re.search(r"\|manifest:[0-9a-f]{16}\|", manifest["signature"])
     result = cli("release", "verify", str(release))
     assert result.code == 0 and "verifies" in result.err
@@ -482,3 +489,39 @@ def test_a_stable_build_without_a_review_policy_names_the_file(mini: Path, cli) 
     result = cli("release", "build", "1.0.0", "--root", str(mini), "--dist", str(mini / "dist"))
     assert result.code == 2 and "translations/review-policy.yaml" in result.err and "is missing" in result.err
     assert not (mini / "dist" / "polyprobe-1.0.0").exists()
+
+
+# --- the typed manifest ---------------------------------------------------------------------------
+
+
+def test_the_typed_manifest_writes_exactly_the_file_it_reads(release: Path) -> None:
+    from toolkit.release.manifest import Manifest
+
+    text = (release / "manifest.json").read_text(encoding="utf-8")
+    manifest = Manifest.model_validate(json.loads(text))
+    assert json.dumps(manifest.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n" == text
+    assert set(manifest.to_json()["files"]["CHANGELOG.md"]) == {"sha256", "bytes"}  # no empty fields
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m.update(unknown=1), "field unknown: Extra inputs are not permitted"),
+        (lambda m: m["suites"]["sentiment"].pop("mode"), "field suites.sentiment.mode: Field required"),
+        (
+            lambda m: m["counts"]["sentiment"]["de"]["f"].update(draft="5"),
+            "field counts.sentiment.de.f.draft",
+        ),
+    ],
+)
+def test_a_manifest_field_the_format_does_not_have_is_refused(
+    release: Path, cli, change, message: str
+) -> None:
+    path = release / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    change(manifest)
+    path.chmod(0o644)
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    result = cli("release", "verify", str(release))
+    assert result.code == 2 and message in result.err, result.err

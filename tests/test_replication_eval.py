@@ -21,11 +21,12 @@ from tests.conftest import REPO
 from tests.published_fixtures import CROWS_ROWS, STUDY_FILES, write_crows, write_study
 from tests.regional_fixture import write_regional_catalog
 from tests.test_crows_pairs_metric import PAIRS, by_hand
-from toolkit.catalog import load_catalog
-from toolkit.crows_pairs import import_crows_pairs
-from toolkit.project import Project
+from tests.test_task_registry import assert_typed_metrics
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.importers.crows_pairs import import_crows_pairs
+from toolkit.importers.sos_study import import_sos_study
 from toolkit.release.build import BuildOptions, build_release
-from toolkit.sos_study import import_sos_study
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +66,7 @@ def evaluate(
     assert result.code == 0, result.err
     metrics = json.loads((out / "metrics.json").read_text())
     run = json.loads((out / "run.json").read_text())
+    assert_typed_metrics(metrics["task"], metrics["metrics"])
     return metrics["metrics"], run, pl.read_parquet(out / "predictions.parquet")
 
 

@@ -18,17 +18,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from evaluator.hurtlex import Lexicon
 from evaluator.metrics import sentiment as sentiment_metrics
-from evaluator.metrics.bbq import bbq_report
-from evaluator.metrics.honest import honest_report
+from evaluator.metrics.hurtlex import Lexicon
 from evaluator.metrics.iat import pairs_column
 from evaluator.report.document import fmt_delta, make_delta
 from evaluator.report.text import visual
-from evaluator.tasks.iat import IatTask
-from evaluator.tasks.ifm import IfmTask
-from evaluator.tasks.sentiment import SentimentTask
-from evaluator.tasks.sos import SosTask
+from evaluator.results.base import TaskMetrics
+from evaluator.tasks import get_task
+from evaluator.tasks.honest import honest_metrics
 from toolkit.cli import main
 
 RELEASE = "0.1.0-preview.1"
@@ -43,7 +40,7 @@ def write_run(
     folder: Path,
     task: str,
     predictions: pl.DataFrame,
-    metrics: dict[str, Any],
+    metrics: TaskMetrics,
     *,
     model: str,
     locales: list[str],
@@ -59,7 +56,8 @@ def write_run(
     predictions.write_parquet(folder / "predictions.parquet")
     dump = {"ensure_ascii": False, "indent": 2, "sort_keys": True, "default": str}
     (folder / "metrics.json").write_text(
-        json.dumps({"task": task, "signature": signature, "metrics": metrics}, **dump), encoding="utf-8"
+        json.dumps({"task": task, "signature": signature, "metrics": metrics.dump()}, **dump),
+        encoding="utf-8",
     )
     (folder / "signature.txt").write_text(signature + "\n", encoding="utf-8")
     info = {
@@ -128,7 +126,7 @@ def sentiment_run(folder: Path, model: str, penalty: float, seed: int) -> Path:
                             }
                         )
     predictions = pl.DataFrame(rows)
-    metrics = SentimentTask().metrics(ctx(SENTIMENT_LOCALES), predictions)
+    metrics = get_task("sentiment").metrics(ctx(SENTIMENT_LOCALES), predictions)
     return write_run(
         folder,
         "sentiment",
@@ -180,7 +178,7 @@ def sos_run(folder: Path, model: str, seed: int) -> Path:
                             }
                         )
     predictions = pl.DataFrame(rows)
-    metrics = SosTask().metrics(ctx(["en", "de", "ar"]), predictions)
+    metrics = get_task("sos").metrics(ctx(["en", "de", "ar"]), predictions)
     return write_run(
         folder, "sos", predictions, metrics, model=model, locales=["en", "de", "ar"], settings={"score": "ll"}
     )
@@ -190,7 +188,8 @@ HONEST_LEXICON = Lexicon([("idiot", "cds"), ("thief", "re"), ("pig", "an"), ("id
 
 
 def honest_run(folder: Path, model: str) -> Path:
-    """The metrics as evaluator/tasks/honest.py computes them (one test lexicon for every locale)."""
+    """The metrics as evaluator/tasks/honest.py computes them (one test lexicon for every locale,
+    given to the task's own function instead of the release's pinned files)."""
     words = ["an idiot", "kind", "a thief", "tall", "a pig", "happy"]
     rows = []
     i = 0
@@ -216,16 +215,8 @@ def honest_run(folder: Path, model: str) -> Path:
                     }
                 )
     predictions = pl.DataFrame(rows)
-    per_locale: dict[str, Any] = {}
-    for loc in ("en", "ar", "arz"):
-        frame = predictions.filter(pl.col("locale") == loc)
-        entry: dict[str, Any] = {
-            "hurtlex": "AR" if loc in ("ar", "arz") else "EN",
-            "note": "scored with the Arabic HurtLex lexicon" if loc == "arz" else None,
-        }
-        entry.update(honest_report(frame, HONEST_LEXICON, completion="sentence", script="space"))
-        per_locale[loc] = entry
-    metrics = {"completion": "sentence", "k": 2, "level": "conservative", "per_locale": per_locale}
+    lexicons = {"en": ("EN", HONEST_LEXICON), "ar": ("AR", HONEST_LEXICON), "arz": ("AR", HONEST_LEXICON)}
+    metrics = honest_metrics(predictions, ["en", "ar", "arz"], lexicons, k=2, level="conservative", seed=0)
     return write_run(folder, "honest", predictions, metrics, model=model, locales=["en", "ar", "arz"])
 
 
@@ -249,7 +240,7 @@ def bbq_run(folder: Path, model: str) -> Path:
                     }
                 )
     predictions = pl.DataFrame(rows, schema_overrides={"answer": pl.Int8})
-    metrics = bbq_report(predictions)
+    metrics = get_task("bbq").metrics(ctx(["en", "he"]), predictions)
     return write_run(
         folder,
         "bbq",
@@ -286,7 +277,7 @@ def iat_run(folder: Path, model: str) -> Path:
                     }
                 )
     predictions = pl.DataFrame(rows)
-    metrics = IatTask().metrics(ctx(["en", "zh"]), predictions)
+    metrics = get_task("iat").metrics(ctx(["en", "zh"]), predictions)
     return write_run(
         folder, "iat", predictions, metrics, model=model, locales=["en", "zh"], settings={"permutations": 4}
     )
@@ -310,7 +301,7 @@ def ifm_run(folder: Path, model: str, locales: tuple[str, ...] = ("en", "arz"), 
                     }
                 )
     predictions = pl.DataFrame(rows)
-    metrics = IfmTask().metrics(ctx(list(locales)), predictions)
+    metrics = get_task("ifm").metrics(ctx(list(locales)), predictions)
     return write_run(
         folder,
         "ifm",
@@ -564,6 +555,64 @@ def test_a_malformed_run_is_a_clear_error(
     assert f"error: {run / file}" in result.err
     assert "Traceback" not in result.err + result.out
     assert not (tmp_path / "out" / "report.html").exists()
+
+
+LATER_FIELDS = ("n_units", "sos_ci_low", "sos_ci_high", "p_value", "p_holm")
+"""Fields of an SOS row that runs written before uncertainty was reported lack."""
+
+
+def test_a_run_written_before_later_fields_still_reads(
+    runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """An older sos run: no intervals, tests, rule or region × standing table; the report shows
+    dashes where they would be."""
+    run = tmp_path / "old-sos"
+    shutil.copytree(runs["sos"], run)
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    data["metrics"].pop("rule")
+    for entry in data["metrics"]["per_locale"].values():
+        entry.pop("by_region_standing")
+        for row in [entry["overall"], *(r for key, rows in entry.items() if key != "overall" for r in rows)]:
+            for name in LATER_FIELDS:
+                row.pop(name)
+    (run / "metrics.json").write_text(json.dumps(data), encoding="utf-8")
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    info.pop("files", None)
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    result = cli("eval", "report", str(run), "--out", str(tmp_path / "out"))
+    assert result.code == 0, result.err
+    md = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    overall = data["metrics"]["per_locale"]["de"]["overall"]
+    ties, share, sos = overall["ties"], overall["tie_share"], overall["sos"]
+    assert (
+        f"| de | {overall['pairs']} | {overall['toxic_higher']} | {overall['non_toxic_higher']} | {ties} | "
+        in md
+    )
+    assert f"| {share:.3f} | {sos:.3f} | — | — | — | — |" in md
+
+
+@pytest.mark.bad_input
+def test_a_renamed_metrics_field_is_an_error_naming_it(
+    runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """A field the report reads under another name is refused by `eval report` and `eval merge`
+    alike, with the file and the field, never shown as a silent dash."""
+    run = tmp_path / "renamed"
+    shutil.copytree(runs["sos"], run)
+    data = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    overall = data["metrics"]["per_locale"]["de"]["overall"]
+    overall["sos_score"] = overall.pop("sos")
+    (run / "metrics.json").write_text(json.dumps(data), encoding="utf-8")
+    (run / "run.json").write_text(  # the recorded hash would refuse the edited file first
+        json.dumps({k: v for k, v in json.loads((run / "run.json").read_text()).items() if k != "files"}),
+        encoding="utf-8",
+    )
+    expected = f"error: {run / 'metrics.json'}: metrics.per_locale.de.overall.sos: Field required"
+    report = cli("eval", "report", str(run), "--out", str(tmp_path / "out"))
+    assert report.code == 2 and expected in report.err, report.err
+    merge = cli("eval", "merge", str(runs["sos"]), str(run), "--out", str(tmp_path / "merged"))
+    assert merge.code == 2 and expected in merge.err, merge.err
+    assert not (tmp_path / "merged").exists()
 
 
 @pytest.mark.bad_input

@@ -9,8 +9,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from toolkit.agreement import competing_edits_chrf, krippendorff_alpha_nominal
-from toolkit.review_policy import ReviewPolicy, Verdict, decide
+from toolkit.review.agreement import competing_edits_chrf, krippendorff_alpha_nominal
+from toolkit.review.policy import ReviewPolicy, Verdict, decide
 
 POLICY = ReviewPolicy(version="1.0.0", description="t", reviewed_after=1, approved_after=2, rejected_after=1)
 

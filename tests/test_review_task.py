@@ -11,9 +11,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.conftest import REPO
-from toolkit.labelstudio import INTERFACE_VERSION, interface_version, label_config
-from toolkit.project import Project
-from toolkit.review import (
+from toolkit.core.project import Project
+from toolkit.review.labelstudio import INTERFACE_VERSION, interface_version, label_config
+from toolkit.review.policy import ReviewPolicy
+from toolkit.review.task import guidelines_markdown, instructions_html, task_data
+from toolkit.review.workflow import (
     FLAGGED,
     INCONSISTENT,
     _current_reviews,
@@ -24,9 +26,7 @@ from toolkit.review import (
     latest_verdicts,
     reviewers_needed,
 )
-from toolkit.review_policy import ReviewPolicy
-from toolkit.review_task import guidelines_markdown, instructions_html, task_data
-from toolkit.store import Event, Translation
+from toolkit.store.model import Event, Translation
 
 SHA = "a" * 64
 OTHER_SHA = "b" * 64

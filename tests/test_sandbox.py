@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.store_damage import STORE_IT
-from toolkit.grammar import LocaleGrammar, RenderFailure, new_environment
-from toolkit.sandbox import Limits, bracket_depth, check_value, size
+from toolkit.catalog.grammar import LocaleGrammar, RenderFailure, new_environment
+from toolkit.catalog.sandbox import Limits, bracket_depth, check_value, size
 
 TEMPLATES = "templates/sentiment/templates.yaml"
 GRAMMAR_IT = "templates/_grammar/it.j2"

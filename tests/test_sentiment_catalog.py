@@ -7,9 +7,9 @@ import polars as pl
 import pytest
 
 from tests.conftest import REPO
-from toolkit.catalog import Catalog, load_catalog
-from toolkit.project import Project
-from toolkit.render import render
+from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
 
 LOCALES = ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr"]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import REPO
-from toolkit.catalog import load_catalog
-from toolkit.grammar import load_grammar
-from toolkit.placeholders import Protected, Tag, Unsendable, parse, protect
-from toolkit.project import Project
-from toolkit.slots import load_slot_rules, resolve
-from toolkit.translate import source_slots_of, wrong_script
+from toolkit.catalog.grammar import load_grammar
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.translation.machine import source_slots_of, wrong_script
+from toolkit.translation.placeholders import Protected, Tag, Unsendable, parse, protect
+from toolkit.translation.slots import load_slot_rules, resolve
 
 PROJECT = Project.at(REPO)
 GROUP = Protected('<x id="1"/>', (Tag("{{ group.adj }}", group=True),))

@@ -19,15 +19,15 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from tests.conftest import write_mini_catalog
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
-from toolkit.catalog import load_catalog
-from toolkit.drafts import import_drafts
-from toolkit.errors import PolyprobeError
-from toolkit.project import Project
-from toolkit.render import render
-from toolkit.review import pull
-from toolkit.stale import sync
-from toolkit.store import scan_store
-from toolkit.xliff import export_xliff, import_xliff
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.errors import PolyprobeError
+from toolkit.core.project import Project
+from toolkit.render.renderer import render
+from toolkit.review.workflow import pull
+from toolkit.store.files import scan_store
+from toolkit.translation.drafts import import_drafts
+from toolkit.translation.stale import sync
+from toolkit.translation.xliff import export_xliff, import_xliff
 
 LOCALES = ("de", "it")
 SEGMENTS = ("gen-01.f", "gen-01.m", "rel-01.f", "rel-01.m")

@@ -18,10 +18,10 @@ from tests import store_helpers
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import DAMAGES, STORE_IT, Damage
 from tests.store_helpers import bbq_catalog, mbbq_file
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.review import pull
-from toolkit.store import StoreUnreadable, scan_store
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.review.workflow import pull
+from toolkit.store.files import StoreUnreadable, scan_store
 
 IT_GEN_01_F = "La donna {{ group.f }} oggi è felice."
 

@@ -20,7 +20,7 @@ import yaml
 from tests import tiny_models as tm
 from tests.regional_fixture import write_regional_catalog
 from tests.test_eval_run import HURTLEX, pins
-from toolkit.project import Project
+from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 
@@ -212,12 +212,14 @@ def test_a_broken_job_is_reported_and_the_others_finish(
     [
         ([{"task": "sso"}], {}, "tasks[0].task: unknown task 'sso'. Did you mean 'sos'?"),
         ([{"task": "sos", "options": {"scor": "pll"}}], {}, "tasks[0].options.scor: not a task option. Did you mean 'score'?"),
+        ([{"task": "sos", "options": {"k": 5}}], {}, "tasks[0].options.k: task sos does not take it (its options: groups, original_script, score, suite, truncation)"),
         ([{"task": "sos", "options": {"score": "pl"}}], {}, "tasks[0].options.score: Input should be 'auto', 'pll', 'll' or 'shared'"),
         ([{"task": "sos", "options": {"seed": 3}}], {}, "tasks[0].options.seed: is set per model or per task entry"),
         ([{"task": "sos"}, {"task": "sos"}], {}, "tasks[1]: a second 'sos' entry (tasks[0]): give each a distinct `name`"),
         ([{"task": "sos", "locales": ["fr"]}], {}, "job xlmr.sos.s0: release 0.1.0-preview.1 has no sos data for fr"),
         ([{"task": "sos"}], {"gpus": -1}, "models[0].gpus: Input should be greater than or equal to 0"),
         ([{"task": "sos"}], {"colour": "red"}, "models[0].colour: Extra inputs are not permitted"),
+        ([{"task": "sos"}], {"backend": "vllmm"}, "models[0].backend: unknown backend 'vllmm'. Did you mean 'vllm'?"),
     ],
 )  # fmt: skip
 def test_bad_sweep_files_are_refused_before_anything_runs(
@@ -336,24 +338,59 @@ def test_an_interrupted_sweep_resumes_from_the_cache(
     assert run["cache"] == {"hits": 4, "computed": 8}  # the first chunk survived the interruption
 
 
+def sos_locale(sos: float | None) -> dict[str, Any]:
+    overall = {"pairs": 4, "toxic_higher": 2, "non_toxic_higher": 2, "ties": 0, "sos": sos, "tie_share": 0.0}
+    tables = ("by_group", "by_attribute", "by_region", "by_standing", "by_variant")
+    return {"overall": overall, **{key: [] for key in tables}}
+
+
+def sentiment_locale(mcm: dict[str, float]) -> dict[str, Any]:
+    def attribute(value: float) -> dict[str, Any]:
+        return {"n": 4, "v": [], "mcm": value, "mcm_ci95": {"low": None, "high": None}, "vbcm": []}
+
+    return {"accuracy": {"error": "no labels"}, "attributes": {a: attribute(v) for a, v in mcm.items()}}
+
+
+def bbq_row(**values: Any) -> dict[str, Any]:
+    figures = ("accuracy", "accuracy_ambig", "accuracy_disambig", "s_dis", "s_amb")
+    return {"n": 8, "n_unparsable": 0, **dict.fromkeys(figures, None), **values}
+
+
+def crows_locale(score: float) -> dict[str, Any]:
+    overall = {"pairs": 8, "more_higher": 5, "less_higher": 3, "ties": 0, "score": score, "tie_share": 0.0}
+    return {
+        "rule": "paper",
+        "overall": overall,
+        "by_direction": [],
+        "by_bias_type": [],
+        "no_shared_tokens": 0,
+    }
+
+
 @pytest.mark.parametrize(
     ("task", "metrics", "expected"),
     [
-        ("sos", {"per_locale": {"en": {"overall": {"sos": 0.2}}, "de": {"overall": {"sos": 0.5}}}}, "SOS 0.350 (de 0.500, en 0.200)"),
-        ("sos", {"per_locale": {"de": {"overall": {"sos": None}}}}, "SOS —"),
+        ("sos", {"score": "ll", "per_locale": {"en": sos_locale(0.2), "de": sos_locale(0.5)}}, "SOS 0.350 (de 0.500, en 0.200)"),
+        ("sos", {"score": "ll", "per_locale": {"de": sos_locale(None)}}, "SOS —"),
         (
             "sentiment",
-            {"per_locale": {"en": {"attributes": {"religion": {"mcm": 0.1}, "gender": {"mcm": 0.3}}}, "it": {"attributes": {"religion": {"mcm": 0.4}}}}},
+            {"per_locale": {"en": sentiment_locale({"religion": 0.1, "gender": 0.3}), "it": sentiment_locale({"religion": 0.4})}},
             "MCM 0.300 (en 0.200, it 0.400)",
         ),
         (
             "bbq",
-            {"by_locale": [{"locale": "en", "accuracy_ambig": 0.9, "accuracy_disambig": 0.8, "s_dis": 0.1, "s_amb": -0.05}]},
+            {
+                "overall": bbq_row(),
+                "by_locale": [bbq_row(locale="en", accuracy_ambig=0.9, accuracy_disambig=0.8, s_dis=0.1, s_amb=-0.05)],
+                "by_locale_category": [],
+            },
             "s_AMB -0.050",
         ),
+        ("crows-pairs", {"score": "ll", "rule": "paper", "per_locale": {"en": crows_locale(62.5)}}, "score − 50 12.500"),
     ],
 )  # fmt: skip
 def test_the_main_figure_of_a_job(task: str, metrics: dict[str, Any], expected: str) -> None:
     from evaluator.sweep.summary import headline
+    from evaluator.tasks import TASKS
 
-    assert headline(task, metrics) == expected
+    assert headline(task, TASKS[task].read_metrics(metrics)) == expected

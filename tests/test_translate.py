@@ -19,11 +19,11 @@ import pytest
 
 from tests.conftest import REPO, CliResult
 from tests.fake_deepl import FakeDeepL, perfect_answers
-from toolkit.catalog import load_catalog
-from toolkit.placeholders import PlaceholderError, protect, restore
-from toolkit.project import Project
-from toolkit.templates import source_sha
-from toolkit.translate import source_slots_of
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.store.model import source_sha
+from toolkit.translation.machine import source_slots_of
+from toolkit.translation.placeholders import PlaceholderError, protect, restore
 
 KEY = "0a1b2c3d-4e5f-6789-abcd-ef0123456789:fx"
 

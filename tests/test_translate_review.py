@@ -79,6 +79,6 @@ def test_needs_edit_records_are_reviewed_with_their_reason(
     assert after["gen-01.m"]["status"] == "reviewed" and after["gen-01.m"]["origin"] == "human"
     assert after["gen-01.m"]["text"] == "הגבר {{ adj(group, 'm', true) }} מרגיש שמח היום."
     status = json.loads(cli("review", "status", "--locale", "he", "--json", "--root", str(mini)).out)
-    assert status[0]["counts"]["needs edit"] == 3 and status[0]["counts"]["reviewed"] == 1
+    assert status[0]["counts"]["needs_edit"] == 3 and status[0]["counts"]["reviewed"] == 1
     rendered = cli("render", "--root", str(mini), "--suite", "sentiment", "--locale", "he")
     assert {json.loads(line)["template"] for line in rendered.out.splitlines()} == {"gen-01"}

@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evaluator.metrics.bbq import bbq_report
 from evaluator.metrics.stats import binomial_test, holm, unit_bootstrap
-from evaluator.metrics.uncertainty import Figure, add_intervals, ratio
+from evaluator.metrics.uncertainty import Figure, add_intervals, group_seed, ratio
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -88,6 +88,33 @@ def test_a_groups_interval_does_not_depend_on_the_other_groups() -> None:
     )
     assert both[0] == alone[0] and both[0]["n_units"] == 4 and both[1]["n_units"] == 3
     assert both[0]["share_ci_low"] <= 4 / 6 <= both[0]["share_ci_high"]
+
+
+def test_an_interval_does_not_depend_on_the_order_of_the_rows() -> None:
+    """The same rows in any order give the same interval: the one of the units taken in the
+    order of their ids (a run written twice has the same metrics.json)."""
+    rng = random.Random(4)
+    units = [f"p{i:02d}" for i in range(40)]
+    rows = [
+        {"group": g, "unit": u, "hit": rng.random() < (0.3 if g == "a" else 0.6)}
+        for g in ("a", "b")
+        for u in units
+        for _ in range(2)
+    ]
+    frame = pl.DataFrame(rows)
+    figure = Figure("share", {"hit": pl.col("hit"), "n": pl.lit(1)}, ratio)
+    wanted = {}
+    for group in ("a", "b"):
+        counts = [
+            [sum(r["hit"] for r in rows if r["group"] == group and r["unit"] == u), 2] for u in sorted(units)
+        ]
+        wanted[group] = unit_bootstrap(counts, ratio, resamples=200, seed=group_seed(9, (group, "share")))
+    for shuffle in range(12):
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=shuffle)
+        got = add_intervals(
+            [{"group": "a"}, {"group": "b"}], shuffled, ["group"], "unit", [figure], seed=9, resamples=200
+        )
+        assert {r["group"]: (r["share_ci_low"], r["share_ci_high"]) for r in got} == wanted
 
 
 def test_bbq_intervals_resample_families() -> None:

@@ -12,10 +12,10 @@ import pytest
 
 from tests.conftest import REPO
 from tests.store_helpers import run_draft
-from toolkit.catalog import load_catalog
-from toolkit.project import Project
-from toolkit.validate import validate
-from toolkit.xliff import NS, export_xliff, import_xliff
+from toolkit.catalog.loader import load_catalog
+from toolkit.core.project import Project
+from toolkit.render.validate import validate
+from toolkit.translation.xliff import NS, export_xliff, import_xliff
 
 
 def store_text(root: Path, locale: str = "de") -> str:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
+from toolkit.core.errors import InputError, did_you_mean
 
 BACKENDS: dict[str, str] = {
     "transformers": "evaluator.backends.hf:TransformersBackend",

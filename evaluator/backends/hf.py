@@ -12,6 +12,7 @@ Speed where the user has a GPU, correctness everywhere:
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,21 @@ def context_limit(model: Any, tokenizer: Any) -> int | None:
 
 def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+class _HandledByPolyprobe(logging.Filter):
+    """transformers' warnings about what polyprobe handles itself, so they are not printed: an
+    input longer than the model's context is refused with a located error, or cut and counted
+    under --truncation (see ``_encode_whole``); the tokenizer's "will result in indexing errors"
+    would only repeat it, wrongly."""
+
+    HANDLED = ("Token indices sequence length is longer than the specified maximum sequence length",)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.HANDLED)
+
+
+logging.getLogger("transformers.tokenization_utils_base").addFilter(_HandledByPolyprobe())
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolkit.errors import InputError
+from toolkit.core.errors import InputError
 
 
 class MetricInputError(InputError, ValueError):

@@ -58,16 +58,19 @@ def add_intervals(
     level: float = LEVEL,
 ) -> list[dict[str, Any]]:
     """``rows`` (a table grouped by ``by``, e.g. a metric's ``to_dicts()``) with ``n_units`` and
-    ``<figure>_ci_low`` / ``<figure>_ci_high`` added, from ``frame``'s rows grouped into units."""
+    ``<figure>_ci_low`` / ``<figure>_ci_high`` added, from ``frame``'s rows grouped into units
+    (taken in the order of their ids, whatever the order of the rows)."""
     names = [f"{f.name}.{name}" for f in figures for name in f.counts]
     counted = frame.with_columns(  # row by row first: a literal count (1 per row) is broadcast
         expr.cast(pl.Float64).alias(f"{f.name}.{name}") for f in figures for name, expr in f.counts.items()
     )
-    per_unit = counted.group_by([*by, unit]).agg(pl.col(names).sum())
+    # units in the order of their ids: the resampled rows, and so the interval, must not depend
+    # on the order of the frame's rows or of polars' grouping
+    per_unit = counted.group_by([*by, unit]).agg(pl.col(names).sum()).sort([*by, unit], nulls_last=True)
     groups: dict[tuple[Any, ...], np.ndarray] = {}
     if by:
-        for key, part in per_unit.group_by(list(by)):
-            groups[tuple(str(k) for k in key)] = part.select(names).to_numpy()
+        for key, part in per_unit.group_by(list(by), maintain_order=True):
+            groups[tuple(str(k) for k in key)] = part.sort(unit, nulls_last=True).select(names).to_numpy()
     else:
         groups[()] = per_unit.select(names).to_numpy()
     out = []

@@ -4,7 +4,7 @@ summary.md and plots/*.png|svg. The same runs give the same files."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,13 +23,19 @@ from evaluator.report.palette import (
     locale_order,
 )
 from evaluator.report.render import write_text
-from evaluator.report.runs import METRICS, PREDICTIONS, TASK_ORDER, Run, RunFolderError, load_runs
-from evaluator.report.sections import BUILDERS, TASK_INTROS, TASK_TITLES, Context
+from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
+from evaluator.report.sections.common import Context
 from evaluator.run_folder import RUN, release_around
-from toolkit.errors import InputError, PolyprobeError
+from evaluator.tasks import TASKS
+from evaluator.tasks.descriptor import load_attribute
+from toolkit.core.errors import InputError, PolyprobeError
 
 HTML = "report.html"
 MARKDOWN = "summary.md"
+
+
+SectionBuilder = Callable[[Run, int, Context], Section]
+"""A task's report section (its descriptor's ``section``)."""
 
 
 @dataclass
@@ -42,7 +48,8 @@ class ReportResult:
 
 def _run_section(run: Run, index: int, ctx: Context) -> Section:
     try:
-        return BUILDERS[run.task](run, index, ctx)
+        builder: SectionBuilder = load_attribute(TASKS[run.task].section)  # imports matplotlib
+        return builder(run, index, ctx)
     except PolyprobeError:
         raise
     except (
@@ -87,7 +94,7 @@ def _runs_table(runs: list[Run]) -> Table:
                 run.task,
                 run.model,
                 run.revision[:23] if run.revision else "—",
-                str(run.info.get("model", {}).get("kind", "?")),
+                run.info.model.kind,
                 run.release + (" (preview)" if run.preview else ""),
                 " ".join(locales),
                 str(run.path),
@@ -103,9 +110,9 @@ def _legend(runs: list[Run]) -> list[tuple[str, str, str]]:
         for code in present
         if code in LOCALES
     ]
-    if any(run.task in ("sos", "honest") for run in runs):
+    if any("standing" in TASKS[run.task].legend for run in runs):
         items += [("standing", name, color) for name, color in STANDING_COLORS.items()]
-    if any(run.task in ("sentiment", "honest") for run in runs):
+    if any("gender" in TASKS[run.task].legend for run in runs):
         items += [("gender", VARIANT_NAMES[v], VARIANT_COLORS[v]) for v in ("f", "m", "n")]
     return items
 
@@ -126,18 +133,18 @@ def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | Non
                 old.unlink()
     ctx = Context(out)
     sections = []
-    for task in TASK_ORDER:
-        indexed = [(i, run) for i, run in enumerate(runs) if run.task == task]
+    for task in TASKS.values():
+        indexed = [(i, run) for i, run in enumerate(runs) if run.task == task.name]
         if not indexed:
             continue
         children = [_run_section(run, i, ctx) for i, run in indexed]
         if len(indexed) > 1:
-            children.append(compare_section(task, [run for _, run in indexed], ctx))
+            children.append(compare_section(task.name, [run for _, run in indexed], ctx))
         sections.append(
             Section(
-                anchor=task,
-                title=TASK_TITLES[task],
-                intro=TASK_INTROS[task],
+                anchor=task.name,
+                title=task.title,
+                intro=task.intro,
                 blocks=[Signatures([(run.label, run.signature) for _, run in indexed])],
                 children=children,
             )

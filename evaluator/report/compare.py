@@ -6,12 +6,9 @@ whether it is towards less bias (green) or more (red)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from evaluator.report.document import (
-    Better,
     Block,
     Cell,
     Delta,
@@ -25,229 +22,10 @@ from evaluator.report.document import (
 from evaluator.report.palette import locale_label, locale_order, run_color
 from evaluator.report.plots import DELTA_CMAP, BarFacet, HeatPanel, LegendItem, Series, Tick, bars, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, locale_ticks, num, rows_of
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One value of a run: comparison table, key columns (locale first) and key, value, direction."""
-
-    table: str
-    keys: tuple[str, ...]
-    key: tuple[str, ...]
-    value: float | None
-    better: Better
-    plot: bool = False
-
-
-def _sentiment(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    for loc, entry in (metrics.get("per_locale") or {}).items():
-        for attribute, values in (entry.get("attributes") or {}).items():
-            if isinstance(values, dict):
-                out.append(
-                    Measure(
-                        "MCM per locale and attribute",
-                        ("locale", "attribute"),
-                        (loc, attribute),
-                        num(values.get("mcm")),
-                        "lower",
-                        plot=True,
-                    )
-                )
-        for field, name in (("accuracy", "accuracy"), ("accuracy_2way", "2-way accuracy")):
-            accuracy = entry.get(field)
-            if isinstance(accuracy, dict):
-                value = num(accuracy.get("accuracy"))
-                out.append(Measure("Sentiment accuracy", ("locale", "measure"), (loc, name), value, "higher"))
-    return out
-
-
-def _sos(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    for loc, entry in (metrics.get("per_locale") or {}).items():
-        out.append(
-            Measure(
-                "SOS per locale",
-                ("locale",),
-                (loc,),
-                num((entry.get("overall") or {}).get("sos")),
-                "lower",
-                plot=True,
-            )
-        )
-        for r in rows_of(entry.get("by_standing")):
-            out.append(
-                Measure(
-                    "SOS by standing",
-                    ("locale", "standing"),
-                    (loc, str(r.get("standing"))),
-                    num(r.get("sos")),
-                    "lower",
-                )
-            )
-        for r in rows_of(entry.get("by_region_standing")):
-            out.append(
-                Measure(
-                    "SOS by region and standing",
-                    ("locale", "region", "standing"),
-                    (loc, str(r.get("region")), str(r.get("standing"))),
-                    num(r.get("sos")),
-                    "lower",
-                )
-            )
-        for r in rows_of(entry.get("by_attribute")):
-            out.append(
-                Measure(
-                    "SOS by attribute",
-                    ("locale", "attribute"),
-                    (loc, str(r.get("attribute"))),
-                    num(r.get("sos")),
-                    "lower",
-                )
-            )
-    return out
-
-
-def _honest(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    for loc, entry in (metrics.get("per_locale") or {}).items():
-        for r in rows_of(entry.get("by_locale")):
-            out.append(
-                Measure("HONEST per locale", ("locale",), (loc,), num(r.get("honest")), "lower", plot=True)
-            )
-        for r in rows_of(entry.get("by_standing")):
-            out.append(
-                Measure(
-                    "HONEST by standing",
-                    ("locale", "standing"),
-                    (loc, str(r.get("standing"))),
-                    num(r.get("honest")),
-                    "lower",
-                )
-            )
-        for r in rows_of(entry.get("by_variant")):
-            out.append(
-                Measure(
-                    "HONEST by gender variant",
-                    ("locale", "variant"),
-                    (loc, str(r.get("variant"))),
-                    num(r.get("honest")),
-                    "lower",
-                )
-            )
-    return out
-
-
-def _bbq(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    measures: tuple[tuple[str, str, Better], ...] = (
-        ("accuracy_ambig", "accuracy (ambiguous)", "higher"),
-        ("accuracy_disambig", "accuracy (disambiguated)", "higher"),
-        ("s_dis", "s_DIS", "zero"),
-        ("s_amb", "s_AMB", "zero"),
-    )
-    for r in rows_of(metrics.get("by_locale")):
-        loc = str(r.get("locale"))
-        for column, name, better in measures:
-            out.append(
-                Measure(
-                    "BBQ per locale",
-                    ("locale", "measure"),
-                    (loc, name),
-                    num(r.get(column)),
-                    better,
-                    plot=True,
-                )
-            )
-    for r in rows_of(metrics.get("by_locale_category")):
-        key = (str(r.get("locale")), str(r.get("category")))
-        out.append(
-            Measure("BBQ s_DIS per category", ("locale", "category"), key, num(r.get("s_dis")), "zero")
-        )
-        out.append(
-            Measure("BBQ s_AMB per category", ("locale", "category"), key, num(r.get("s_amb")), "zero")
-        )
-    return out
-
-
-def _iat(metrics: dict[str, Any]) -> list[Measure]:
-    return [
-        Measure(
-            "IAT D per category",
-            ("locale", "category"),
-            (str(r.get("locale")), f"{r.get('category')} ({r.get('dataset')})"),
-            num(r.get("mean_d")),
-            "zero",
-            plot=True,
-        )
-        for r in rows_of(metrics.get("by_category"))
-    ]
-
-
-def _ifm(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    for r in rows_of(metrics.get("by_locale_instruction")):
-        key = (str(r.get("locale")), str(r.get("instruction")))
-        out.append(
-            Measure(
-                "IFM rectified F1",
-                ("locale", "instruction"),
-                key,
-                num(r.get("rectified_f1")),
-                "higher",
-                plot=True,
-            )
-        )
-        out.append(
-            Measure(
-                "IFM hallucination rate",
-                ("locale", "instruction"),
-                key,
-                num(r.get("hallucination_rate")),
-                "lower",
-            )
-        )
-    return out
-
-
-def _crows_pairs(metrics: dict[str, Any]) -> list[Measure]:
-    out = []
-    for loc, entry in (metrics.get("per_locale") or {}).items():
-        score = num((entry.get("overall") or {}).get("score"))
-        out.append(
-            Measure(
-                "CrowS-Pairs score − 50 per locale (0: no preference)",
-                ("locale",),
-                (loc,),
-                None if score is None else score - 50,
-                "zero",
-                plot=True,
-            )
-        )
-        for r in rows_of(entry.get("by_bias_type")):
-            score = num(r.get("score"))
-            out.append(
-                Measure(
-                    "CrowS-Pairs score − 50 by bias type",
-                    ("locale", "bias type"),
-                    (loc, str(r.get("bias_type"))),
-                    None if score is None else score - 50,
-                    "zero",
-                )
-            )
-    return out
-
-
-MEASURES: dict[str, Callable[[dict[str, Any]], list[Measure]]] = {
-    "sentiment": _sentiment,
-    "sos": _sos,
-    "crows-pairs": _crows_pairs,
-    "honest": _honest,
-    "bbq": _bbq,
-    "iat": _iat,
-    "ifm": _ifm,
-}
+from evaluator.report.sections.common import Context, locale_ticks
+from evaluator.results.base import Better
+from evaluator.results.sentiment import MCM_TABLE
+from evaluator.tasks import TASKS
 
 
 @dataclass
@@ -261,7 +39,7 @@ class _Table:
 def _collect(runs: list[Run]) -> dict[str, _Table]:
     tables: dict[str, _Table] = {}
     for index, run in enumerate(runs):
-        for m in MEASURES[run.task](run.metrics):
+        for m in run.metrics.measures():
             table = tables.setdefault(m.table, _Table(m.keys, {}, defaultdict(dict), m.plot))
             table.better[m.key] = m.better
             table.values[m.key][index] = m.value
@@ -307,14 +85,14 @@ def compare_section(task: str, runs: list[Run], ctx: Context) -> Section:
         blocks.append(
             Note("The runs cover different locales: a dash marks a value a run does not have.", "warning")
         )
-    if len({r.info.get("options", {}).get("limit") for r in runs}) > 1:
+    if len({r.info.options.limit for r in runs}) > 1:
         blocks.append(
             Note("The runs used different --limit values: they scored different samples.", "warning")
         )
     tables = _collect(runs)
     labels = [r.label for r in runs]
-    if task == "sentiment" and len(runs) > 1 and "MCM per locale and attribute" in tables:
-        blocks.append(_mcm_delta_plot(runs, tables["MCM per locale and attribute"], ctx, anchor))
+    if len(runs) > 1 and MCM_TABLE in tables:
+        blocks.append(_mcm_delta_plot(runs, tables[MCM_TABLE], ctx, anchor))
     for title, table in tables.items():
         keys = _sorted_keys(list(table.values))
         rows: list[list[Cell]] = []
@@ -332,7 +110,7 @@ def compare_section(task: str, runs: list[Run], ctx: Context) -> Section:
                 [*table.keys, *labels, *(f"Δ {label}" for label in labels[1:])],
                 rows,
                 note=_direction_note(directions, labels[0]),
-                digits=4 if task == "sentiment" else 3,
+                digits=TASKS[task].digits,
                 collapsed=len(rows) > 40,
             )
         )

@@ -7,8 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-Better = Literal["lower", "higher", "zero"]
-"""Which way a metric improves: less bias (MCM, SOS, HONEST), more (accuracy, F1), or towards 0 (D, s_DIS)."""
+from evaluator.results.base import Better
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from evaluator.report.document import Plot
 from evaluator.report.text import TextFn, font_families, logical, png_text
-from toolkit.fileio import write_bytes_atomic, write_text_atomic
+from toolkit.core.fileio import write_bytes_atomic, write_text_atomic
 
 matplotlib.use("Agg")  # no display, ever: the report is written by CI and over SSH
 

@@ -9,15 +9,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evaluator.results.base import MetricsInvalid, TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE
-from toolkit.errors import InputError
-from toolkit.fileio import sha256_file
+from evaluator.tasks import TASKS, task_names
+from toolkit.core.errors import InputError
+from toolkit.core.fileio import sha256_file
 
-TASK_ORDER: tuple[str, ...] = ("sentiment", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
+M = TypeVar("M", bound=TaskMetrics)
 
 
 class RunFolderError(InputError):
@@ -34,37 +37,42 @@ class LabelError(InputError):
     """--labels does not give one distinct label per run."""
 
 
-# What each task's metrics.json must hold (the rest is read with defaults): a path of keys, with
-# "*" for every entry of a mapping, and the type found there.
-_SHAPES: dict[str, tuple[tuple[str, type], ...]] = {
-    "sentiment": (("per_locale", dict), ("per_locale.*", dict), ("per_locale.*.attributes", dict)),
-    "sos": (
-        ("per_locale", dict),
-        ("per_locale.*", dict),
-        ("per_locale.*.overall", dict),
-        ("per_locale.*.by_group", list),
-        ("per_locale.*.by_attribute", list),
-        ("per_locale.*.by_standing", list),
-    ),
-    "crows-pairs": (
-        ("per_locale", dict),
-        ("per_locale.*", dict),
-        ("per_locale.*.overall", dict),
-        ("per_locale.*.by_direction", list),
-        ("per_locale.*.by_bias_type", list),
-    ),
-    "honest": (
-        ("per_locale", dict),
-        ("per_locale.*", dict),
-        ("per_locale.*.by_locale", list),
-        ("per_locale.*.by_attribute_standing", list),
-        ("per_locale.*.by_variant", list),
-        ("per_locale.*.by_category", list),
-    ),
-    "bbq": (("overall", dict), ("by_locale", list), ("by_locale_category", list)),
-    "iat": (("by_category", list),),
-    "ifm": (("by_locale_instruction", list), ("by_standing", list)),
-}
+class _Seen(BaseModel):
+    """A part of run.json as the report reads it (the rest of the file is not its business)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class RunModel(_Seen):
+    name: str = "?"
+    revision: str | None = None
+    kind: str = "?"
+
+
+class RunRelease(_Seen):
+    version: str = "?"
+    preview: bool = False
+
+
+class RunOptionsSeen(_Seen):
+    seed: int | None = None
+    limit: int | None = None
+
+
+class RunInfo(_Seen):
+    """run.json: what the report shows of a run besides its metrics."""
+
+    task: str
+    locales: list[str]
+    model: RunModel
+    release: RunRelease
+    options: RunOptionsSeen = RunOptionsSeen()
+    task_settings: dict[str, Any] = Field(default_factory=dict)
+    """The task's settings (evaluator.tasks.settings), e.g. sentiment's mode."""
+    signature: str | None = None
+    files: dict[str, str] | None = None
+    """The sha256 of the run's other files (runs from before it was recorded: none)."""
+    rows: int | None = None
 
 
 @dataclass
@@ -72,14 +80,20 @@ class Run:
     path: Path
     label: str
     task: str
-    metrics: dict[str, Any]
-    info: dict[str, Any]
+    metrics: TaskMetrics
+    info: RunInfo
     signature: str
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
 
+    def metrics_as(self, kind: type[M]) -> M:
+        """The run's metrics as its task's model (what the section of that task reads)."""
+        if not isinstance(self.metrics, kind):
+            raise TypeError(f"a {self.task} run has {type(self.metrics).__name__}, not {kind.__name__}")
+        return self.metrics
+
     @property
     def model(self) -> str:
-        return str(self.info.get("model", {}).get("name", "?"))
+        return self.info.model.name
 
     @property
     def model_short(self) -> str:
@@ -90,24 +104,24 @@ class Run:
     @property
     def suite(self) -> str | None:
         """The release suite scored, when it is not the task's own (sos on the study's sets)."""
-        value = self.info.get("task_settings", {}).get("suite")
+        value = self.info.task_settings.get("suite")
         return str(value) if value else None
 
     @property
     def revision(self) -> str:
-        return str(self.info.get("model", {}).get("revision") or "")
+        return self.info.model.revision or ""
 
     @property
     def release(self) -> str:
-        return str(self.info.get("release", {}).get("version", "?"))
+        return self.info.release.version
 
     @property
     def preview(self) -> bool:
-        return bool(self.info.get("release", {}).get("preview"))
+        return self.info.release.preview
 
     @property
     def locales(self) -> list[str]:
-        return [str(loc) for loc in self.info.get("locales") or []]
+        return list(self.info.locales)
 
     def predictions(self, columns: Sequence[str]) -> pl.DataFrame:
         """The predictions with at least ``columns`` (read once); an error names the file."""
@@ -141,62 +155,49 @@ def _read_json(folder: Path, name: str) -> dict[str, Any]:
     return data
 
 
-def _check_shape(folder: Path, task: str, metrics: dict[str, Any]) -> None:
-    for path, kind in _SHAPES[task]:
-        for where, value in _walk(metrics, path.split("."), "metrics"):
-            if not isinstance(value, kind):
-                found = "missing" if value is None else f"a {type(value).__name__}"
-                raise RunFolderError(
-                    folder, METRICS, f"{where} must be a {'list' if kind is list else 'mapping'} ({found})"
-                )
-            if isinstance(value, list) and any(not isinstance(row, dict) for row in value):
-                raise RunFolderError(folder, METRICS, f"{where} must be a list of rows (JSON objects)")
-
-
-def _walk(value: Any, keys: list[str], where: str) -> list[tuple[str, Any]]:
-    if not keys:
-        return [(where, value)]
-    key, rest = keys[0], keys[1:]
-    if not isinstance(value, dict):
-        return [(where, value)]
-    if key == "*":
-        return [item for k, v in value.items() for item in _walk(v, rest, f"{where}.{k}")]
-    return _walk(value.get(key), rest, f"{where}.{key}")
-
-
-def _check_one_run(folder: Path, info: dict[str, Any], signature: str) -> None:
+def _check_one_run(folder: Path, info: RunInfo, signature: str) -> None:
     """The files are the ones this run wrote together: their sha256 as recorded in run.json
     (runs from before it recorded them: the row count), and the seed of the signature."""
-    recorded = info.get("files")
-    if isinstance(recorded, dict):
+    if info.files is not None:
         for name in (PREDICTIONS, METRICS, SIGNATURE):
-            if name in recorded and sha256_file(folder / name) != recorded[name]:
+            if name in info.files and sha256_file(folder / name) != info.files[name]:
                 raise RunFolderError(
                     folder,
                     name,
                     "is not the file this run wrote (its sha256 differs from run.json): "
                     "files of different runs (e.g. seeds) are mixed in this folder",
                 )
-    elif isinstance(info.get("rows"), int):
+    elif info.rows is not None:
         try:
             rows = pl.scan_parquet(folder / PREDICTIONS).select(pl.len()).collect().item()
         except Exception as exc:  # polars raises several kinds for a damaged file
             raise RunFolderError(
                 folder, PREDICTIONS, f"cannot be read as Parquet ({type(exc).__name__})"
             ) from None
-        if rows != info["rows"]:
+        if rows != info.rows:
             raise RunFolderError(
                 folder,
                 PREDICTIONS,
-                f"has {rows} rows, run.json says {info['rows']} (files of different runs?)",
+                f"has {rows} rows, run.json says {info.rows} (files of different runs?)",
             )
-    options = info.get("options")
-    seed = options.get("seed") if isinstance(options, dict) else None
+    seed = info.options.seed
     found = re.search(r"\|seed:([^|]*)\|", signature)
     if seed is not None and found and found.group(1) != str(seed):
         raise RunFolderError(
             folder, RUN, f"says seed {seed}, the signature seed {found.group(1)} (files of different runs?)"
         )
+
+
+def _run_info(folder: Path, task: str) -> RunInfo:
+    data = _read_json(folder, RUN)
+    if data.get("task") != task:
+        raise RunFolderError(folder, RUN, f"is for task {data.get('task')!r}, metrics.json for {task!r}")
+    try:
+        return RunInfo.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise RunFolderError(folder, RUN, f"{where}: {error['msg']}") from None
 
 
 def load_run(folder: Path) -> Run:
@@ -214,21 +215,14 @@ def load_run(folder: Path) -> Run:
         if not isinstance(metrics.get(key), kind):
             raise RunFolderError(folder, METRICS, f"has no {kind.__name__} {key!r}")
     task = metrics["task"]
-    if task not in _SHAPES:
-        raise RunFolderError(folder, METRICS, f"unknown task {task!r} (one of {', '.join(TASK_ORDER)})")
-    info = _read_json(folder, RUN)
-    if info.get("task") != task:
-        raise RunFolderError(folder, RUN, f"is for task {info.get('task')!r}, metrics.json for {task!r}")
-    for key in ("model", "release"):
-        if not isinstance(info.get(key), dict):
-            raise RunFolderError(folder, RUN, f"has no {key!r} object")
-    if not isinstance(info.get("locales"), list):
-        raise RunFolderError(folder, RUN, "has no 'locales' list")
+    if task not in TASKS:
+        raise RunFolderError(folder, METRICS, f"unknown task {task!r} (one of {', '.join(task_names())})")
+    info = _run_info(folder, task)
     signature_path = folder / SIGNATURE
     if not signature_path.is_file():
         raise RunFolderError(folder, SIGNATURE, "missing")
     signature = signature_path.read_text(encoding="utf-8", errors="replace").strip()
-    if signature != metrics["signature"] or info.get("signature", signature) != signature:
+    if signature != metrics["signature"] or (info.signature or signature) != signature:
         raise RunFolderError(
             folder,
             SIGNATURE,
@@ -237,8 +231,11 @@ def load_run(folder: Path) -> Run:
     if not (folder / PREDICTIONS).is_file():
         raise RunFolderError(folder, PREDICTIONS, "missing")
     _check_one_run(folder, info, signature)
-    _check_shape(folder, task, metrics["metrics"])
-    return Run(path=folder, label="", task=task, metrics=metrics["metrics"], info=info, signature=signature)
+    try:
+        typed = TASKS[task].read_metrics(metrics["metrics"])
+    except MetricsInvalid as exc:
+        raise RunFolderError(folder, METRICS, str(exc)) from None
+    return Run(path=folder, label="", task=task, metrics=typed, info=info, signature=signature)
 
 
 def load_runs(folders: Sequence[Path], labels: Sequence[str] | None = None) -> list[Run]:
@@ -262,14 +259,14 @@ def load_runs(folders: Sequence[Path], labels: Sequence[str] | None = None) -> l
     else:
         for run in runs:
             run.label = run.model_short + (f" · {run.suite}" if run.suite else "")
-        for task in TASK_ORDER:
+        for task in task_names():
             same = [r for r in runs if r.task == task]
             for level in (1, 2):
                 if len({r.label for r in same}) == len(same):
                     break
                 for r in same:
                     r.label = f"{r.model_short} @ {r.release}" if level == 1 else f"{r.label} ({r.path.name})"
-    for task in TASK_ORDER:
+    for task in task_names():
         names = [r.label for r in runs if r.task == task]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
+from pathlib import Path
 
 from evaluator.report.palette import FONT_STACK
 
@@ -68,12 +69,37 @@ def _shapers() -> tuple[TextFn, TextFn]:
 @cache
 def font_families() -> tuple[str, ...]:
     """The report's font stack restricted to fonts matplotlib can find (it warns on each missing
-    family otherwise); DejaVu Sans, bundled with matplotlib, is always there."""
+    family otherwise); DejaVu Sans, bundled with matplotlib, is always there. A family that
+    matplotlib's font cache does not list (a cache built before the fonts were installed) is
+    looked for on the system and registered, so Hebrew, Arabic and Chinese keep their glyphs."""
     from matplotlib import font_manager
 
     available = {entry.name for entry in font_manager.fontManager.ttflist}
+    missing = [name for name in FONT_STACK if name not in available]
+    if missing:
+        for file in font_files(missing, font_manager.findSystemFonts()):
+            try:
+                font_manager.fontManager.addfont(file)
+            except (OSError, RuntimeError, ValueError):  # unreadable or not a font: leave it out
+                continue
+        available = {entry.name for entry in font_manager.fontManager.ttflist}
     found = tuple(name for name in FONT_STACK if name in available)
     return found or ("DejaVu Sans",)
+
+
+def font_files(families: Iterable[str], files: Iterable[str]) -> list[str]:
+    """The files that may hold ``families``, by the fonts' file naming: NotoSansArabic-Bold.ttf
+    for "Noto Sans Arabic"; for "Noto Sans CJK SC" also NotoSansCJKsc-Regular.otf and the
+    collection NotoSansCJK-Regular.ttc, which holds SC among its faces."""
+    names = {family.replace(" ", "").lower() for family in families}
+    collections = {family.rsplit(" ", 1)[0].replace(" ", "").lower() for family in families}
+    chosen = []
+    for file in sorted(files):
+        path = Path(file)
+        name = path.stem.split("-")[0].lower()
+        if name in names or (path.suffix.lower() == ".ttc" and name in collections):
+            chosen.append(file)
+    return chosen
 
 
 def wrap(text: str, width: int = 28) -> str:

@@ -10,10 +10,10 @@ import sys
 from evaluator.backends.base import Backend
 from evaluator.cache import ResponseCache
 from evaluator.run import evaluate, load_backend
+from evaluator.sweep.driver import Driver, describe
 from evaluator.sweep.progress import Event
-from evaluator.sweep.runner import Driver, describe
 from evaluator.sweep.spec import ModelPlan
-from toolkit.lexicon_pins import cache_dir
+from toolkit.core.project import cache_dir
 
 
 def free_accelerator() -> None:

@@ -24,8 +24,8 @@ from typing import Any
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.run import Evaluation
+from evaluator.sweep.driver import Driver, describe
 from evaluator.sweep.progress import Event
-from evaluator.sweep.runner import Driver, describe
 from evaluator.sweep.spec import Job, ModelPlan
 
 POLL_SECONDS = 0.2
@@ -89,7 +89,7 @@ class DriverServer:
 
     def __init__(self, path: str | None, files: dict[str, bytes]) -> None:
         from evaluator.cache import ResponseCache
-        from toolkit.lexicon_pins import cache_dir
+        from toolkit.core.project import cache_dir
 
         self.cache = ResponseCache(Path(path) if path else cache_dir() / "responses.sqlite")
         self.files = files

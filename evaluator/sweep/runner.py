@@ -14,129 +14,28 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from rich.console import Console
 
-from evaluator.backends.base import Progress
-from evaluator.run import Evaluation, job_locales, write_run
-from evaluator.run_folder import OutMode
-from evaluator.sweep.progress import Board, Event, Listener
-from evaluator.sweep.spec import Job, ModelPlan, Sweep, SweepFileError, load_sweep
+from evaluator.run import job_locales
+from evaluator.sweep.driver import Driver, Executor
+from evaluator.sweep.local import LocalExecutor
+from evaluator.sweep.progress import Board, Listener
+from evaluator.sweep.ray_executor import RayExecutor
+from evaluator.sweep.spec import ModelPlan, Sweep, SweepFileError, load_sweep
 from evaluator.sweep.state import rerun_reason
-from evaluator.sweep.summary import Outcome, headline, write_summary
-from evaluator.tasks import get_task
-from toolkit.errors import InputError, PolyprobeError
-from toolkit.fileio import write_text_atomic
+from evaluator.sweep.summary import Outcome, write_summary
+from evaluator.tasks import descriptor
+from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.core.fileio import write_text_atomic
 from toolkit.release import Release, open_release
 
 logger = logging.getLogger(__name__)
 MARKER = "sweep.json"
-JOBS = "jobs"
 ExecutorName = Literal["local", "ray"]
-
-
-def describe(exc: BaseException) -> str:
-    """A job's failure as one line: polyprobe's own errors as they are, others with their type
-    (the traceback goes to the log)."""
-    if isinstance(exc, PolyprobeError):
-        return str(exc)
-    logger.debug("job failed:\n%s", "".join(traceback.format_exception(exc)))
-    return f"{type(exc).__name__}: {exc}"
-
-
-class Driver:
-    """What executors report to. Runs on the driver: it writes every job's folder, so workers
-    need no shared file system."""
-
-    def __init__(self, sweep: Sweep, out: Path, release: Release, board: Board) -> None:
-        self.sweep = sweep
-        self.out = out
-        self.release = release
-        self.board = board
-        self.outcomes: dict[str, Outcome] = {}
-        self.started: dict[str, float] = {}
-        self.notes: dict[str, str] = {}
-
-    def folder(self, job: Job) -> Path:
-        return self.out / JOBS / job.id
-
-    def event(self, event: Event) -> None:
-        if event.kind == "start":
-            self.started.setdefault(event.job, time.monotonic())
-        self.board.event(event)
-
-    def progress_for(self, job: Job, pid: int) -> Progress:
-        """A backend's progress callback that reports to the board (the local executor's)."""
-
-        def progress(description: str, total: int) -> Callable[[int], None]:
-            self.event(Event("phase", job.id, description=description, total=total, pid=pid))
-            return lambda n: self.event(Event("advance", job.id, n=n, pid=pid))
-
-        return progress
-
-    def _seconds(self, job: Job) -> float | None:
-        start = self.started.get(job.id)
-        return round(time.monotonic() - start, 1) if start is not None else None
-
-    def _outcome(self, job: Job, **fields: object) -> Outcome:
-        return Outcome(job=job.id, model=job.model, task=job.task, seed=job.seed, **fields)  # type: ignore[arg-type]
-
-    def note(self, job: Job, text: str) -> None:
-        self.notes[job.id] = "; ".join(filter(None, (self.notes.get(job.id), text)))
-
-    def complete(self, job: Job, evaluation: Evaluation, seconds: float | None = None) -> None:
-        """Write the job's run folder, sealed (evaluator.run_folder: whole, or not at all)."""
-        evaluation.release["path"] = str(self.release.path)
-        final = self.folder(job)
-        try:
-            write_run(evaluation, final, OutMode.overwrite)
-        except (OSError, PolyprobeError) as exc:
-            self.fail(job, f"its run folder could not be written: {exc}")
-            return
-        self.outcomes[job.id] = self._outcome(
-            job,
-            status="done",
-            seconds=seconds if seconds is not None else self._seconds(job),
-            figure=headline(evaluation.task, evaluation.metrics),
-            folder=str(final),
-            signature=evaluation.signature,
-            note=self.notes.get(job.id),
-        )
-        self.board.end(job.id, ok=True)
-
-    def fail(self, job: Job, error: str, seconds: float | None = None) -> None:
-        self.outcomes[job.id] = self._outcome(
-            job,
-            status="failed",
-            seconds=seconds if seconds is not None else self._seconds(job),
-            error=error,
-            note=self.notes.get(job.id),
-        )
-        self.board.end(job.id, ok=False)
-
-    def skip(self, job: Job) -> None:
-        folder = self.folder(job)
-        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-        self.outcomes[job.id] = self._outcome(
-            job,
-            status="skipped",
-            figure=headline(data["task"], data["metrics"]),
-            folder=str(folder),
-            signature=data["signature"],
-            note="finished before",
-        )
-        self.board.skip(job.id)
-
-
-class Executor(Protocol):
-    def run(self, plans: list[ModelPlan], driver: Driver) -> None:
-        """Run every job of ``plans``, reporting each one's end to the driver."""
 
 
 @dataclass
@@ -165,19 +64,15 @@ def _check_jobs(sweep: Sweep, release: Release) -> None:
     """Every job's task and locales against the release, before anything is loaded."""
     for job in sweep.jobs:
         try:
-            job_locales(release, get_task(job.options.task), job.options)
+            job_locales(release, descriptor(job.options.task), job.options)
         except InputError as exc:
             raise SweepFileError(sweep.file, f"job {job.id}", str(exc)) from None
 
 
 def executor_for(name: ExecutorName, ray_address: str | None, max_retries: int) -> Executor:
     if name == "local":
-        from evaluator.sweep.local import LocalExecutor
-
         return LocalExecutor()
     if name == "ray":
-        from evaluator.sweep.ray_executor import RayExecutor
-
         return RayExecutor(address=ray_address, max_retries=max_retries)
     raise InputError(f"--executor {name!r}: choose local or ray")
 
@@ -254,7 +149,7 @@ def run_sweep(
     report_path, report_error = None, None
     finished = [o for o in outcomes if o.status != "failed"]
     if report and finished:
-        from evaluator.report import build_report
+        from evaluator.report import build_report  # matplotlib: loaded only when a report is written
 
         try:
             built = build_report(

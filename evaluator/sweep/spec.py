@@ -10,7 +10,7 @@ each an ordinary `eval run` with a folder of its own.
     models:
       - name: xlmr                            # the label in folder names and reports
         model: xlm-roberta-base               # a folder, hub name or API id, as for --model
-        backend: transformers                 # transformers | vllm | openai
+        backend: transformers                 # a registered backend: transformers | vllm | openai
         dtype: bf16
         batch_size: 64
         gpus: 1                               # per Ray actor; tensor_parallel: N for vLLM
@@ -29,15 +29,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from evaluator.options import RunOptions
+from evaluator.backends import BACKENDS
+from evaluator.options import Device, Dtype, RunOptions
 from evaluator.tasks import TASKS
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
-from toolkit.fileio import load_yaml
+from evaluator.tasks.descriptor import TaskDescriptor
+from toolkit.core.errors import InputError, did_you_mean
+from toolkit.core.fileio import load_yaml
 
 MODEL_FIELDS = frozenset(
     {"task", "model", "locales", "backend", "device", "dtype", "batch_size", "seed", "limit", "api"}
@@ -45,6 +46,13 @@ MODEL_FIELDS = frozenset(
 )
 """RunOptions fields the sweep sets from the model, the task entry or the seeds, never from `options`."""
 TASK_OPTIONS = tuple(sorted(f.name for f in dataclasses.fields(RunOptions) if f.name not in MODEL_FIELDS))
+
+
+def task_options(task: TaskDescriptor) -> tuple[str, ...]:
+    """The options a task entry of ``task`` may set."""
+    return tuple(name for name in TASK_OPTIONS if task.takes(name))
+
+
 POSITIVE = ("k", "permutations", "max_new_tokens")
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -63,9 +71,10 @@ class _Strict(BaseModel):
 class ModelSpec(_Strict):
     model: str = Field(min_length=1)
     name: str | None = None
-    backend: Literal["transformers", "vllm", "openai"] = "transformers"
-    device: Literal["auto", "cuda", "cpu"] = "auto"
-    dtype: Literal["auto", "bf16", "fp16", "fp32"] = "auto"
+    backend: str = "transformers"
+    """A name of the backend registry (evaluator.backends.BACKENDS)."""
+    device: Device = "auto"
+    dtype: Dtype = "auto"
     batch_size: int | None = Field(default=None, ge=1)
     gpus: float = Field(default=0, ge=0)
     """GPUs reserved for this model's Ray actor (the local executor uses `device`)."""
@@ -151,14 +160,19 @@ def _model_location(model: str, base: Path) -> str:
 
 def _task_options(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
     where = f"tasks[{index}].options"
+    allowed = task_options(TASKS[task.task])
     for key, value in task.options.items():
         if key in MODEL_FIELDS:
             raise SweepFileError(
                 file, f"{where}.{key}", "is set per model or per task entry, not in the task's options"
             )
         if key not in TASK_OPTIONS:
+            raise SweepFileError(file, f"{where}.{key}", f"not a task option.{did_you_mean(key, allowed)}")
+        if key not in allowed:
             raise SweepFileError(
-                file, f"{where}.{key}", f"not a task option.{did_you_mean(key, TASK_OPTIONS)}"
+                file,
+                f"{where}.{key}",
+                f"task {task.task} does not take it (its options: {', '.join(allowed)})",
             )
         if key in POSITIVE and value is not None and (not isinstance(value, int) or value < 1):
             raise SweepFileError(file, f"{where}.{key}", f"must be a positive whole number, not {value!r}")
@@ -207,6 +221,12 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                 f"a second model labelled {label!r} (models[{model_labels[label]}]): give each a distinct `name`",
             )
         model_labels[label] = m_index
+        if model.backend not in BACKENDS:
+            raise SweepFileError(
+                file,
+                f"models[{m_index}].backend",
+                f"unknown backend {model.backend!r}.{did_you_mean(model.backend, BACKENDS)}",
+            )
         if model.backend == "vllm" and model.gpus < model.tensor_parallel:
             raise SweepFileError(
                 file,

@@ -57,7 +57,7 @@ def rerun_reason(job: Job, folder: Path, release: Release) -> str | None:
         return "its options changed"
     model = Path(job.options.model)
     if job.options.backend == "transformers" and model.is_dir():
-        from evaluator.backends.hf import files_revision
+        from evaluator.backends.hf import files_revision  # torch: loaded only for a local model
 
         if (run.get("model") or {}).get("revision") != files_revision(model):
             return "the model's files changed"

@@ -8,31 +8,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from evaluator.report.compare import MEASURES
-from toolkit.fileio import write_text_atomic
+from evaluator.results.base import TaskMetrics
+from evaluator.tasks import descriptor
+from toolkit.core.fileio import write_text_atomic
 
 Status = Literal["done", "skipped", "failed"]
 
-HEADLINES: dict[str, tuple[str, str | None, str]] = {
-    "sentiment": ("MCM per locale and attribute", None, "MCM"),
-    "sos": ("SOS per locale", None, "SOS"),
-    "honest": ("HONEST per locale", None, "HONEST"),
-    "bbq": ("BBQ per locale", "s_AMB", "s_AMB"),
-    "iat": ("IAT D per category", None, "IAT D"),
-    "ifm": ("IFM rectified F1", None, "rectified F1"),
-}
-"""Per task: the comparison table of the report whose values are the main figure, the measure
-kept when the table holds several, and the figure's name. Averaged per locale, then over locales."""
 
-
-def headline(task: str, metrics: dict[str, Any]) -> str:
-    """`SOS 0.412 (de 0.380, en 0.444)`: the main figure, the mean over locales and each locale's."""
-    table, measure, name = HEADLINES[task]
+def headline(task: str, metrics: TaskMetrics) -> str:
+    """`SOS 0.412 (de 0.380, en 0.444)`: the task's main figure (its descriptor's headline: a
+    table of its measures), averaged per locale, then over locales; the mean and each locale's."""
+    main = descriptor(task).headline
     per_locale: dict[str, list[float]] = {}
-    for m in MEASURES[task](metrics):
-        if m.table != table or m.value is None or (measure is not None and m.key[-1] != measure):
+    for m in metrics.measures():
+        if m.table != main.table or m.value is None or main.measure not in (None, m.key[-1]):
             continue
         per_locale.setdefault(m.key[0], []).append(m.value)
+    name = main.name
     if not per_locale:
         return f"{name} —"
     means = {loc: sum(values) / len(values) for loc, values in sorted(per_locale.items())}

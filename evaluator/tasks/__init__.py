@@ -1,27 +1,164 @@
-"""The task registry (lazy, like the backends')."""
+"""The task registry: one descriptor per task (evaluator.tasks.descriptor), in the order the
+report shows them. Everything that names tasks (eval run, sweep files, the report and its
+comparisons, eval merge, the sweep summary) reads it; the metrics models, the scoring code and
+the report sections load only when used, so importing the registry stays cheap (no pydantic,
+polars or torch).
+
+Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)``,
+``get_task(name)`` and ``register(descriptor)``."""
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from evaluator.tasks.base import Task
-from toolkit.catalog import did_you_mean
-from toolkit.errors import InputError
+from evaluator.tasks import settings
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, load_attribute
+from toolkit.core.errors import InputError, did_you_mean
 
-TASKS: dict[str, str] = {
-    "sentiment": "evaluator.tasks.sentiment:SentimentTask",
-    "sos": "evaluator.tasks.sos:SosTask",
-    "honest": "evaluator.tasks.honest:HonestTask",
-    "bbq": "evaluator.tasks.bbq:BbqTask",
-    "iat": "evaluator.tasks.iat:IatTask",
-    "ifm": "evaluator.tasks.ifm:IfmTask",
-    "crows-pairs": "evaluator.tasks.crows_pairs:CrowsPairsTask",
-}
+if TYPE_CHECKING:
+    from evaluator.tasks.base import Task
+
+_DESCRIPTORS = (
+    TaskDescriptor(
+        name="sentiment",
+        suite="sentiment",
+        kinds=("classifier", "causal"),
+        options=("sentiment_mode", "positive_label"),
+        settings=settings.sentiment_settings,
+        predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels"),
+        metrics_model="evaluator.results.sentiment:SentimentMetrics",
+        title="Sentiment bias (MCM, VBCM)",
+        intro="The model's P(positive) for parallel template instances that differ only in the group "
+        "(Levy et al. 2023; metrics of Czarnowska et al. 2021). MCM: mean standard deviation across groups; "
+        "VBCM: each group against the instance's background.",
+        headline=Headline("MCM per locale and attribute", None, "MCM"),
+        implementation="evaluator.tasks.sentiment:SentimentTask",
+        section="evaluator.report.sections.sentiment:sentiment",
+        legend=("gender",),
+        digits=4,
+    ),
+    TaskDescriptor(
+        name="sos",
+        suite="sos",
+        also_reads=("sos-study",),
+        kinds=("masked", "causal"),
+        options=("score", "original_script"),
+        settings=settings.sos_settings,
+        predictions=("score", "score_kind"),
+        metrics_model="evaluator.results.sos:SosMetrics",
+        title="Systematic offensive stereotyping (SOS)",
+        intro="How often the model finds the toxic sentence of a toxic / non-toxic twin pair more likely "
+        "(Elsafoury et al.): 0.5 is no preference.",
+        headline=Headline("SOS per locale", None, "SOS"),
+        implementation="evaluator.tasks.sos:SosTask",
+        section="evaluator.report.sections.sos:sos",
+        legend=("standing",),
+    ),
+    TaskDescriptor(
+        name="crows-pairs",
+        suite="crows-pairs",
+        kinds=("masked", "causal"),
+        options=("score", "original_script"),
+        settings=settings.crows_pairs_settings,
+        predictions=("score_more", "score_less", "shared_tokens", "score_kind"),
+        metrics_model="evaluator.results.crows_pairs:CrowsPairsMetrics",
+        title="Stereotyping sentence pairs (CrowS-Pairs)",
+        intro="How often the model scores the more stereotyping sentence of a CrowS-Pairs pair higher "
+        "(Nangia et al. 2020; French CrowS-Pairs, Névéol et al. 2022): 50 is no preference.",
+        headline=Headline("CrowS-Pairs score − 50 per locale (0: no preference)", None, "score − 50"),
+        implementation="evaluator.tasks.crows_pairs:CrowsPairsTask",
+        section="evaluator.report.sections.crows_pairs:crows_pairs",
+    ),
+    TaskDescriptor(
+        name="honest",
+        suite="honest",
+        kinds=("causal", "masked", "seq2seq", "api"),
+        options=("k", "completion", "hurtlex_level", *GENERATION_OPTIONS),
+        settings=settings.honest_settings,
+        predictions=("completions", "completion_kind"),
+        metrics_model="evaluator.results.honest:HonestMetrics",
+        title="Hurtful sentence completion (HONEST)",
+        intro="Share of the model's completions that hold a HurtLex lemma (Nozza et al. 2021).",
+        headline=Headline("HONEST per locale", None, "HONEST"),
+        implementation="evaluator.tasks.honest:HonestTask",
+        section="evaluator.report.sections.honest:honest",
+        legend=("standing", "gender"),
+    ),
+    TaskDescriptor(
+        name="bbq",
+        suite="bbq",
+        kinds=("causal", "seq2seq", "api"),
+        options=("bbq_mode", *GENERATION_OPTIONS),
+        settings=settings.bbq_settings,
+        predictions=("option_ll", "answer", "raw"),
+        metrics_model="evaluator.results.bbq:BbqMetrics",
+        title="Bias in question answering (BBQ)",
+        intro="Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
+        headline=Headline("BBQ per locale", "s_AMB", "s_AMB"),
+        implementation="evaluator.tasks.bbq:BbqTask",
+        section="evaluator.report.sections.bbq:bbq",
+    ),
+    TaskDescriptor(
+        name="iat",
+        suite="iat",
+        kinds=("causal", "seq2seq", "api"),
+        options=("permutations", *GENERATION_OPTIONS),
+        settings=settings.iat_settings,
+        predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
+        metrics_model="evaluator.results.iat:IatMetrics",
+        title="Implicit association (prompt-based IAT)",
+        intro="Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",
+        headline=Headline("IAT D per category", None, "IAT D"),
+        implementation="evaluator.tasks.iat:IatTask",
+        section="evaluator.report.sections.iat:iat",
+    ),
+    TaskDescriptor(
+        name="ifm",
+        suite="ifm",
+        kinds=("causal", "seq2seq", "api"),
+        options=("instruction", *GENERATION_OPTIONS),
+        settings=settings.ifm_settings,
+        predictions=("instruction", "prompt", "raw", "answer"),
+        metrics_model="evaluator.results.ifm:IfmMetrics",
+        title="Instruction-following hate classification (IFM)",
+        intro="Hate classification as a yes/no question, with the instruction in the sentence's language "
+        "and in English (Elsafoury et al.); rectified F1 penalises hallucinated answers.",
+        headline=Headline("IFM rectified F1", None, "rectified F1"),
+        implementation="evaluator.tasks.ifm:IfmTask",
+        section="evaluator.report.sections.ifm:ifm",
+    ),
+)
+
+_REGISTRY: dict[str, TaskDescriptor] = {d.name: d for d in _DESCRIPTORS}
+TASKS: Mapping[str, TaskDescriptor] = MappingProxyType(_REGISTRY)
+"""Every task by name, in the report's order (a live read-only view: registered tasks included)."""
+
+
+def register(task: TaskDescriptor) -> None:
+    """Add a task after the built-in ones (a plugin's, or a test's): everything that reads ``TASKS``
+    sees it at once. `eval run --task` offers it only when it is registered before evaluator.cli
+    is imported (the command's choices are made then)."""
+    if task.name in _REGISTRY:
+        raise ValueError(f"task {task.name!r} is registered already")
+    _REGISTRY[task.name] = task
+
+
+def task_names() -> tuple[str, ...]:
+    """The task names, in the report's order (the choices of `eval run --task`)."""
+    return tuple(TASKS)
+
+
+def descriptor(name: str) -> TaskDescriptor:
+    if name not in TASKS:
+        raise InputError(f"unknown task {name!r}.{did_you_mean(name, TASKS)}")
+    return TASKS[name]
 
 
 def get_task(name: str) -> Task:
-    if name not in TASKS:
-        raise InputError(f"unknown task {name!r}.{did_you_mean(name, TASKS)}")
-    module, cls = TASKS[name].split(":")
-    task: Task = getattr(importlib.import_module(module), cls)()
-    return task
+    """The scoring code of task ``name``."""
+    task = descriptor(name)
+    cls = load_attribute(task.implementation)
+    scorer: Task = cls(task)
+    return scorer

@@ -1,5 +1,6 @@
-"""What every task provides: the release suite it reads, how its rows become backend requests
-and predictions, and the metrics computed from those predictions."""
+"""What every task's scoring code provides: which rows of its release suite it scores, how they
+become backend requests and predictions, and the metrics computed from those predictions (what
+the task is, its suite, model kinds and settings, is its descriptor: evaluator.tasks)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TypeVar
 
 import polars as pl
 
-from evaluator.alignment import PairRule
-from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.cache import CachedBackend
 from evaluator.options import RunOptions
+from evaluator.results.base import TaskMetrics
+from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.release import Release
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -31,12 +34,8 @@ class Context:
 
 
 class Task(ABC):
-    name: ClassVar[str]
-    suite: ClassVar[str]
-    kinds: ClassVar[tuple[ModelKind, ...]]
-    """Model kinds the task can score, in order of preference."""
-    also_reads: ClassVar[tuple[str, ...]] = ()
-    """Other release suites with the columns of this task's own (sos: the regional study's set)."""
+    def __init__(self, descriptor: TaskDescriptor) -> None:
+        self.descriptor = descriptor
 
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
@@ -44,7 +43,7 @@ class Task(ABC):
 
     def release_rows(self, ctx: Context) -> pl.DataFrame:
         """The suite's rows in the run's locales (of the chosen groups, when --groups says so)."""
-        suite = ctx.suite or self.suite
+        suite = ctx.suite or self.descriptor.suite
         frames = [
             ctx.release.scan(suite, loc).collect() for loc in ctx.locales if ctx.release.has(suite, loc)
         ]
@@ -66,23 +65,8 @@ class Task(ABC):
         """The rows with the model's raw outputs added."""
 
     @abstractmethod
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
-        """Metrics per locale (and wherever the task reports them)."""
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        """The task settings that change its numbers (for the signature)."""
-        return {}
-
-
-def instruction_generation(options: RunOptions, max_new_tokens: int) -> GenerationSettings:
-    """Generation for tasks that ask an instruction model a question (bbq, iat, ifm): greedy and
-    in the model's chat template unless the options say otherwise."""
-    return GenerationSettings(
-        max_new_tokens=options.max_new_tokens or max_new_tokens,
-        strategy="greedy" if options.strategy == "auto" else options.strategy,
-        seed=options.seed,
-        chat=True if options.chat is None else options.chat,
-    )
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> TaskMetrics:
+        """Metrics per locale (and wherever the task reports them), as the task's metrics model."""
 
 
 def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr) -> pl.DataFrame:
@@ -113,15 +97,7 @@ def pair_unit() -> pl.Expr:
     return pl.col("pair_id").str.splitn(":", 2).struct.field("field_1")
 
 
-def pair_rule(options: RunOptions) -> PairRule:
-    """How pair scores are compared: the paper's definition, or the dataset's own script
-    (--original-script: scores rounded to 3 decimals, ties kept in the denominator)."""
-    return "original" if options.original_script else "paper"
-
-
-def per_locale(
-    ctx: Context, predictions: pl.DataFrame, report: Callable[[pl.DataFrame], dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
+def per_locale(ctx: Context, predictions: pl.DataFrame, report: Callable[[pl.DataFrame], T]) -> dict[str, T]:
     """``report`` of each locale's predictions, for the locales that have some."""
     out = {}
     for locale in ctx.locales:

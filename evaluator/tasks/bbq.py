@@ -8,24 +8,14 @@ from typing import Any
 
 import polars as pl
 
-from evaluator.backends.base import ModelKind
 from evaluator.metrics.bbq import bbq_report
-from evaluator.options import RunOptions
 from evaluator.parsing import parse_bbq_choice
-from evaluator.tasks.base import Context, Task, instruction_generation, limit_rows
-
-
-def mode(options: RunOptions, kind: ModelKind) -> str:
-    if options.bbq_mode != "auto":
-        return options.bbq_mode
-    return "generate" if kind == "api" else "loglikelihood"
+from evaluator.results.bbq import BbqMetrics
+from evaluator.tasks.base import Context, Task, limit_rows
+from evaluator.tasks.settings import bbq_generation, bbq_mode
 
 
 class BbqTask(Task):
-    name = "bbq"
-    suite = "bbq"
-    kinds = ("causal", "seq2seq", "api")
-
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Whole families (the four items of a context × question polarity pairing): a bias
         score of part of a family measures which items were drawn, not the model."""
@@ -38,13 +28,6 @@ class BbqTask(Task):
         if ctx.options.limit is not None and "family_id" in frame.columns:
             frame = balanced_families(frame)
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        how = mode(options, kind)
-        return {
-            "mode": how,
-            **({"generation": instruction_generation(options, 24).key()} if how == "generate" else {}),
-        }
 
     def _prompts(self, ctx: Context, rows: pl.DataFrame) -> list[str]:
         prompts = ctx.release.lexicon("prompts")["locales"]
@@ -61,7 +44,7 @@ class BbqTask(Task):
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         prompts = self._prompts(ctx, rows)
-        how = mode(ctx.options, ctx.backend.identity.kind)
+        how = bbq_mode(ctx.options, ctx.backend.identity.kind)
         if how == "loglikelihood":
             requests = [
                 (p, " " + row[f"ans{i}"])
@@ -77,8 +60,7 @@ class BbqTask(Task):
                 pl.lit(None, dtype=pl.String).alias("raw"),
             )
         answers_lexicon = ctx.release.lexicon("answers")["locales"]
-        settings = instruction_generation(ctx.options, 24)
-        raw = [r[0] for r in ctx.backend.generate(prompts, settings)]
+        raw = [r[0] for r in ctx.backend.generate(prompts, bbq_generation(ctx.options))]
         parsed = []
         for text, row in zip(raw, rows.iter_rows(named=True), strict=True):
             options = [row[f"ans{i}"] for i in range(3)]
@@ -93,13 +75,13 @@ class BbqTask(Task):
             pl.Series("raw", raw, dtype=pl.String),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> BbqMetrics:
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         if "report_category" in frame.columns:  # names and control items reported apart, as BBQ does
             frame = frame.with_columns(pl.col("report_category").alias("category"))
         report = bbq_report(frame, seed=ctx.options.seed)
         report["warnings"] = no_target_warnings(report["by_locale_category"])
-        return report
+        return BbqMetrics.model_validate(report)
 
 
 def balanced_families(frame: pl.DataFrame) -> pl.DataFrame:

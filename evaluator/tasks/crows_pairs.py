@@ -8,38 +8,17 @@ scores as the published script does (evaluator.metrics.crows_pairs)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
-from evaluator.backends.base import ModelKind
-from evaluator.errors import EvaluationError
 from evaluator.metrics.crows_pairs import crows_pairs_report
-from evaluator.options import RunOptions
-from evaluator.tasks.base import Context, Task, pair_rule, per_locale
-
-
-def score_kind(options: RunOptions, kind: ModelKind) -> str:
-    if options.score == "auto":
-        return "shared" if kind == "masked" else "ll"
-    if options.score not in ("shared", "ll"):
-        raise EvaluationError(
-            f"crows-pairs scores pairs by shared-token pseudo-log-likelihood (--score shared, masked LMs) "
-            f"or sentence log-likelihood (--score ll, causal LMs), not --score {options.score}"
-        )
-    return options.score
+from evaluator.results.crows_pairs import CrowsLocale, CrowsPairsMetrics
+from evaluator.tasks.base import Context, Task, per_locale
+from evaluator.tasks.settings import crows_pairs_score, pair_rule
 
 
 class CrowsPairsTask(Task):
-    name = "crows-pairs"
-    suite = "crows-pairs"
-    kinds = ("masked", "causal")
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {"score": score_kind(options, kind), "rule": pair_rule(options)}
-
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
-        kind = score_kind(ctx.options, ctx.backend.identity.kind)
+        kind = crows_pairs_score(ctx.options, ctx.backend.identity.kind)
         more, less = rows["sent_more"].to_list(), rows["sent_less"].to_list()
         shared: list[int | None]
         if kind == "shared":
@@ -58,17 +37,17 @@ class CrowsPairsTask(Task):
             pl.lit(kind).alias("score_kind"),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> CrowsPairsMetrics:
         rule = pair_rule(ctx.options)
 
-        def report(frame: pl.DataFrame) -> dict[str, Any]:
+        def report(frame: pl.DataFrame) -> CrowsLocale:
             out = crows_pairs_report(frame.rename({"stereo_antistereo": "direction"}), rule=rule)
             # a pair whose sentences share no scorable token scores 0 against 0: a tie, counted here
             out["no_shared_tokens"] = int((frame["shared_tokens"] == 0).sum())
-            return out
+            return CrowsLocale.model_validate(out)
 
-        return {
-            "score": predictions["score_kind"][0] if predictions.height else None,
-            "rule": rule,
-            "per_locale": per_locale(ctx, predictions, report),
-        }
+        return CrowsPairsMetrics(
+            score=predictions["score_kind"][0] if predictions.height else None,
+            rule=rule,
+            per_locale=per_locale(ctx, predictions, report),
+        )

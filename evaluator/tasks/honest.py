@@ -5,48 +5,28 @@ which, from the model kind or --completion; nothing is guessed from the completi
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
-from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.errors import EvaluationError
-from evaluator.hurtlex import load_hurtlex
 from evaluator.metrics.honest import honest_report
-from evaluator.options import RunOptions
+from evaluator.metrics.hurtlex import Lexicon, load_hurtlex
+from evaluator.results.honest import HonestLocale, HonestMetrics
 from evaluator.tasks.base import Context, Task
-from toolkit.fileio import sha256_file
-from toolkit.lexicon_pins import cache_dir
-
-Completion = Literal["word", "sentence"]
-
-
-def completion_kind(options: RunOptions, kind: ModelKind) -> Completion:
-    if options.completion != "auto":
-        return options.completion
-    return "word" if kind == "masked" else "sentence"
+from evaluator.tasks.settings import Completion, completion_kind, honest_generation
+from toolkit.core.fileio import sha256_file
+from toolkit.core.project import cache_dir
 
 
-def generation(options: RunOptions) -> GenerationSettings:
-    strategy = "sample" if options.strategy == "auto" else options.strategy
-    if strategy == "greedy" and options.k > 1:
-        raise EvaluationError("HONEST with K > 1 needs --strategy sample or beam")
-    return GenerationSettings(
-        max_new_tokens=options.max_new_tokens or 20,
-        num_return_sequences=options.k,
-        strategy=strategy,
-        seed=options.seed,
-        chat=bool(options.chat),
-        stop=("\n",),
-    )
-
-
-def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Any]:
+def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Path]:
     """The locale's pinned HurtLex file from the user cache, checked against the release's pins."""
     pins = ctx.release.lexicon_pins().get("hurtlex")
     if not pins:
         raise EvaluationError(f"release {ctx.release.version} records no HurtLex pins")
-    lang = ctx.release.manifest["locales"][locale]["hurtlex"]
+    lang = ctx.release.manifest.locales[locale].hurtlex
     if not lang:
         raise EvaluationError(f"{locale} has no HurtLex lexicon")
     path = cache_dir() / "lexicons" / "hurtlex" / pins["version"] / f"hurtlex_{lang}.tsv"
@@ -63,17 +43,6 @@ def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Any]:
 
 
 class HonestTask(Task):
-    name = "honest"
-    suite = "honest"
-    kinds = ("causal", "masked", "seq2seq", "api")
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        mode = completion_kind(options, kind)
-        base: dict[str, Any] = {"k": options.k, "completion": mode, "hurtlex_level": options.hurtlex_level}
-        if mode == "sentence":
-            base["generation"] = generation(options).key()
-        return base
-
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         mode = completion_kind(ctx.options, ctx.backend.identity.kind)
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
@@ -82,33 +51,54 @@ class HonestTask(Task):
         if mode == "word":
             completions = ctx.backend.fill_mask(rows["text"].to_list(), ctx.options.k)
         else:
-            completions = ctx.backend.generate(rows["prefix"].to_list(), generation(ctx.options))
+            completions = ctx.backend.generate(rows["prefix"].to_list(), honest_generation(ctx.options))
         return rows.with_columns(
             pl.Series("completions", completions, dtype=pl.List(pl.String)),
             pl.lit(mode).alias("completion_kind"),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
-        mode: Completion = (
-            "word" if predictions.height and predictions["completion_kind"][0] == "word" else "sentence"
-        )
-        out: dict[str, Any] = {
-            "completion": mode,
-            "k": ctx.options.k,
-            "level": ctx.options.hurtlex_level,
-            "per_locale": {},
-        }
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> HonestMetrics:
+        lexicons = {}
         for locale in ctx.locales:
-            frame = predictions.filter(pl.col("locale") == locale)
-            if not frame.height:
-                continue
-            lang, path = hurtlex_file(ctx, locale)
-            lexicon = load_hurtlex(path, level=ctx.options.hurtlex_level)
-            script: Literal["space", "cjk"] = "cjk" if locale == "zh" else "space"
-            entry: dict[str, Any] = {
+            if predictions.filter(pl.col("locale") == locale).height:
+                lang, path = hurtlex_file(ctx, locale)
+                lexicons[locale] = (lang, load_hurtlex(path, level=ctx.options.hurtlex_level))
+        return honest_metrics(
+            predictions,
+            ctx.locales,
+            lexicons,
+            k=ctx.options.k,
+            level=ctx.options.hurtlex_level,
+            seed=ctx.options.seed,
+        )
+
+
+def honest_metrics(
+    predictions: pl.DataFrame,
+    locales: Sequence[str],
+    lexicons: Mapping[str, tuple[str, Lexicon]],
+    *,
+    k: int,
+    level: str,
+    seed: int,
+) -> HonestMetrics:
+    """The metrics of each locale's completions against its lexicon (``lexicons``: locale →
+    HurtLex language and its lexicon, for every locale with predictions)."""
+    mode: Completion = (
+        "word" if predictions.height and predictions["completion_kind"][0] == "word" else "sentence"
+    )
+    per_locale = {}
+    for locale in locales:
+        frame = predictions.filter(pl.col("locale") == locale)
+        if not frame.height:
+            continue
+        lang, lexicon = lexicons[locale]
+        script: Literal["space", "cjk"] = "cjk" if locale == "zh" else "space"
+        per_locale[locale] = HonestLocale.model_validate(
+            {
                 "hurtlex": lang,
                 "note": "scored with the Arabic HurtLex lexicon" if locale == "arz" else None,
+                **honest_report(frame, lexicon, completion=mode, script=script, seed=seed),
             }
-            entry.update(honest_report(frame, lexicon, completion=mode, script=script, seed=ctx.options.seed))
-            out["per_locale"][locale] = entry
-        return out
+        )
+    return HonestMetrics(completion=mode, k=k, level=level, per_locale=per_locale)

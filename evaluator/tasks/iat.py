@@ -12,26 +12,15 @@ from typing import Any
 
 import polars as pl
 
-from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.iat import iat_report
-from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
-from evaluator.tasks.base import Context, Task, instruction_generation
-from toolkit.grammar import LocaleGrammar, new_environment
-
-
-def generation(options: RunOptions) -> GenerationSettings:
-    return instruction_generation(options, 256)
+from evaluator.results.iat import IatMetrics
+from evaluator.tasks.base import Context, Task
+from evaluator.tasks.settings import iat_generation
+from toolkit.catalog.grammar import LocaleGrammar, new_environment
 
 
 class IatTask(Task):
-    name = "iat"
-    suite = "iat"
-    kinds = ("causal", "seq2seq", "api")
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {"permutations": options.permutations, "generation": generation(options).key()}
-
     def permutations(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         grammar = LocaleGrammar("iat", None, new_environment(), frozenset())
         out: list[dict[str, Any]] = []
@@ -68,7 +57,7 @@ class IatTask(Task):
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         table = self.permutations(ctx, rows)
-        raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), generation(ctx.options))]
+        raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), iat_generation(ctx.options))]
         pairs = []
         for text, row in zip(raw, table.iter_rows(named=True), strict=True):
             parsed = parse_iat_pairs(
@@ -79,6 +68,6 @@ class IatTask(Task):
             pl.Series("raw", raw, dtype=pl.String), pl.Series("pairs", pairs, dtype=pl.String)
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> IatMetrics:
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
-        return {"by_category": iat_report(frame, seed=ctx.options.seed)}
+        return IatMetrics.model_validate({"by_category": iat_report(frame, seed=ctx.options.seed)})

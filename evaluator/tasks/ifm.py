@@ -5,31 +5,18 @@ with "No" has answered it); anything else is a hallucination; rectified F1 = F1 
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
-from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.ifm import ifm_report
-from evaluator.options import RunOptions
 from evaluator.parsing import parse_yes_no
-from evaluator.tasks.base import Context, Task, instruction_generation, pair_unit
-
-
-def generation(options: RunOptions) -> GenerationSettings:
-    return instruction_generation(options, 8)
+from evaluator.results.ifm import IfmMetrics
+from evaluator.tasks.base import Context, Task, pair_unit
+from evaluator.tasks.settings import ifm_generation
 
 
 class IfmTask(Task):
-    name = "ifm"
-    suite = "ifm"
-    kinds = ("causal", "seq2seq", "api")
-
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
-
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {"instruction": options.instruction, "generation": generation(options).key()}
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         answers = ctx.release.lexicon("answers")["locales"]
@@ -44,7 +31,7 @@ class IfmTask(Task):
                 )  # the English prompt of en rows is the native one
             frames.append(part)
         table = pl.concat(frames, how="vertical")
-        raw = ctx.backend.generate(table["prompt"].to_list(), generation(ctx.options))
+        raw = ctx.backend.generate(table["prompt"].to_list(), ifm_generation(ctx.options))
         parsed = []
         for (text,), locale, instruction in zip(
             raw, table["locale"].cast(pl.String).to_list(), table["instruction"].to_list(), strict=True
@@ -66,14 +53,20 @@ class IfmTask(Task):
             pl.Series("answer", parsed, dtype=pl.String),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> IfmMetrics:
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frame = frame.with_columns(pair_unit().alias("_pair"))
         seed = ctx.options.seed
-        return {
-            "by_locale_instruction": ifm_report(frame, ["locale", "instruction"], unit="_pair", seed=seed),
-            "by_attribute": ifm_report(
-                frame, ["locale", "instruction", "attribute"], unit="_pair", seed=seed
-            ),
-            "by_standing": ifm_report(frame, ["locale", "instruction", "standing"], unit="_pair", seed=seed),
-        }
+        return IfmMetrics.model_validate(
+            {
+                "by_locale_instruction": ifm_report(
+                    frame, ["locale", "instruction"], unit="_pair", seed=seed
+                ),
+                "by_attribute": ifm_report(
+                    frame, ["locale", "instruction", "attribute"], unit="_pair", seed=seed
+                ),
+                "by_standing": ifm_report(
+                    frame, ["locale", "instruction", "standing"], unit="_pair", seed=seed
+                ),
+            }
+        )

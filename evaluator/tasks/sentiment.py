@@ -15,13 +15,13 @@ from typing import Any
 
 import polars as pl
 
-from evaluator.backends.base import ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics import sentiment as m
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import add_holm
-from evaluator.options import RunOptions
+from evaluator.results.sentiment import SentimentMetrics
 from evaluator.tasks.base import Context, Task
+from evaluator.tasks.settings import sentiment_mode
 
 LABELS = ("positive", "negative", "neutral")
 
@@ -54,29 +54,13 @@ def classifier_labels(labels: tuple[str, ...], positive: str | None) -> tuple[in
 
 
 class SentimentTask(Task):
-    name = "sentiment"
-    suite = "sentiment"
-    kinds = ("classifier", "causal")
-
-    def mode(self, ctx: Context) -> str:
-        if ctx.options.sentiment_mode != "auto":
-            return ctx.options.sentiment_mode
-        return "classifier" if ctx.backend.identity.kind == "classifier" else "prompt"
-
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
         return pl.col("template")
 
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        return {
-            "mode": options.sentiment_mode
-            if options.sentiment_mode != "auto"
-            else ("classifier" if kind == "classifier" else "prompt")
-        }
-
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         texts = rows["text"].to_list()
-        if self.mode(ctx) == "classifier":
+        if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             probs = ctx.backend.classify(texts)
             pos, mapped = classifier_labels(ctx.backend.identity.labels, ctx.options.positive_label)
             p_pos = [row[pos] for row in probs]
@@ -110,7 +94,7 @@ class SentimentTask(Task):
             pl.lit(",".join(order)).alias("prob_labels"),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SentimentMetrics:
         out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}
         labels = predictions["model_labels"][0].split(",") if predictions.height else list(LABELS)
         frame_all = predictions.with_columns(
@@ -138,7 +122,7 @@ class SentimentTask(Task):
         for test in ("friedman", "wilcoxon_gender"):
             add_holm([a[test] for a in attributes if test in a])
         add_holm(list(out["mcnemar"].values()))
-        return out
+        return SentimentMetrics.model_validate(out)
 
 
 def two_way(frame: pl.DataFrame) -> pl.DataFrame:

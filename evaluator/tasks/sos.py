@@ -5,42 +5,20 @@ script does). Reads polyprobe's sos suite or, with --suite sos-study, the study'
 
 from __future__ import annotations
 
-from typing import Any
-
 import polars as pl
 
-from evaluator.backends.base import ModelKind
-from evaluator.errors import EvaluationError
 from evaluator.metrics.sos import sos_report
-from evaluator.options import RunOptions
-from evaluator.tasks.base import Context, Task, pair_rule, pair_unit, per_locale
-
-
-def score_kind(options: RunOptions, kind: ModelKind) -> str:
-    if options.score != "auto":
-        return options.score
-    if kind == "masked":
-        return "pll"
-    if kind in ("causal", "api"):
-        return "ll"
-    raise EvaluationError(f"sos needs a masked or causal LM, not a {kind} model")
+from evaluator.results.sos import SosLocale, SosMetrics
+from evaluator.tasks.base import Context, Task, pair_unit, per_locale
+from evaluator.tasks.settings import pair_rule, sos_score
 
 
 class SosTask(Task):
-    name = "sos"
-    suite = "sos"
-    kinds = ("masked", "causal")
-    also_reads = ("sos-study",)
-
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
 
-    def settings(self, options: RunOptions, kind: ModelKind) -> dict[str, Any]:
-        rule = pair_rule(options)
-        return {"score": score_kind(options, kind), **({"rule": rule} if rule != "paper" else {})}
-
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
-        kind = score_kind(ctx.options, ctx.backend.identity.kind)
+        kind = sos_score(ctx.options, ctx.backend.identity.kind)
         if kind == "shared":
             return self._shared(ctx, rows).with_columns(pl.lit(kind).alias("score_kind"))
         texts = rows["text"].to_list()
@@ -71,12 +49,14 @@ class SosTask(Task):
         ).with_columns(pl.col("label").cast(rows.schema["label"]))
         return rows.join(scores, on=["pair_id", "label"], how="left", maintain_order="left")
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> dict[str, Any]:
+    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SosMetrics:
         rule = pair_rule(ctx.options)
-        return {
-            "score": predictions["score_kind"][0] if predictions.height else None,
-            "rule": rule,
-            "per_locale": per_locale(
-                ctx, predictions, lambda frame: sos_report(frame, rule=rule, seed=ctx.options.seed)
+        return SosMetrics(
+            score=predictions["score_kind"][0] if predictions.height else None,
+            rule=rule,
+            per_locale=per_locale(
+                ctx,
+                predictions,
+                lambda frame: SosLocale.model_validate(sos_report(frame, rule=rule, seed=ctx.options.seed)),
             ),
-        }
+        )

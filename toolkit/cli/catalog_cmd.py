@@ -1,31 +1,35 @@
-"""`polyprobe catalog validate | lint | coverage | groups | study`: checks and overviews for maintainers."""
+"""`polyprobe catalog validate | lint | groups | study` (and `coverage`, the same as `translations
+status`): checks and overviews for maintainers."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from toolkit.catalog import did_you_mean, load_catalog
+from toolkit.catalog.identities import Group, IdentityList
+from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities
 from toolkit.cli.common import (
     JsonFlag,
     Root,
     err_console,
     out_console,
     print_json,
+    print_table,
     progress,
     project_at,
+    say,
+    table,
     warn_problems,
-    warn_skipped,
 )
-from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.errors import CatalogError, InputError
-from toolkit.lint import CHECKS, lint
-from toolkit.studies import linked_groups, load_study, match_study, read_identities
-from toolkit.validate import validate
+from toolkit.cli.translations_cmd import status_command
+from toolkit.core.errors import CatalogError, InputError, did_you_mean
+from toolkit.render.lint import CHECKS, lint
+from toolkit.render.validate import validate
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
 
@@ -39,7 +43,7 @@ def validate_command(root: Root = None, json: JsonFlag = False) -> None:
         task = bar.add_task("validating", total=jobs)
 
         def step(suite: str, locale: str) -> None:
-            bar.update(task, advance=1, description=f"validating {suite} [{locale}]")
+            bar.update(task, advance=1, description=f"validating {suite} {locale}")
 
         result = validate(catalog, progress=step)
     if json:
@@ -56,11 +60,7 @@ def validate_command(root: Root = None, json: JsonFlag = False) -> None:
     if not result.ok:
         raise CatalogError(result.problems)
     total = sum(result.rows.values())
-    err_console.print(
-        f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems",
-        highlight=False,
-        markup=False,
-    )
+    say(f"ok: {len(catalog.suites)} suite(s), {total} rows rendered, no problems")
 
 
 @app.command("lint")
@@ -69,8 +69,7 @@ def lint_command(root: Root = None, json: JsonFlag = False) -> None:
     slots, the honest slot as the last word, one definite form per term, another variety's
     words, groups that read the same, standings resting only on terminology guides."""
     catalog = load_catalog(project_at(root))
-    with progress() as bar:
-        bar.add_task("linting", total=None)
+    with err_console.status("linting"):
         problems = lint(catalog)
     if json:
         print_json({"ok": not problems, "checks": list(CHECKS), "problems": [p.as_dict() for p in problems]})
@@ -79,29 +78,17 @@ def lint_command(root: Root = None, json: JsonFlag = False) -> None:
         return
     if problems:
         raise CatalogError(problems)
-    err_console.print(
-        f"ok: {len(CHECKS)} checks ({', '.join(CHECKS)}), no findings", highlight=False, markup=False
+    say(f"ok: {len(CHECKS)} checks ({', '.join(CHECKS)}), no findings")
+
+
+app.command("coverage", help="The same as `polyprobe translations status`.", hidden=True)(status_command)
+
+
+def _wrapped(text: str, indent: str) -> str:
+    width = max(40, out_console.width)
+    return textwrap.fill(
+        text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
     )
-
-
-@app.command("coverage")
-def coverage_command(root: Root = None, json: JsonFlag = False) -> None:
-    """Translation status counts per locale × suite."""
-    catalog = load_catalog(project_at(root))
-    warn_skipped(catalog.problems)
-    data = coverage(catalog)
-    warn_problems(catalog)
-    if json:
-        print_json(data)
-        return
-    for suite, per_locale in data.items():
-        table = Table(title=f"{suite}: segments by status")
-        table.add_column("locale")
-        for col in COVERAGE_COLUMNS:
-            table.add_column(col, justify="right")
-        for locale, counts in per_locale.items():
-            table.add_row(locale, *(str(counts[c]) if counts[c] else "·" for c in COVERAGE_COLUMNS))
-        out_console.print(table)
 
 
 @app.command("groups")
@@ -112,58 +99,96 @@ def groups_command(
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """Identity groups by region, standing and attribute, each with its sources, whether its standing
-    rests on them or on the project's judgement, and the study identities it corresponds to."""
-    catalog = load_catalog(project_at(root))
+    """Identity groups by list, standing and attribute, with their sources and study links.
+
+    Per identity list: a line per group (its id, the numbers of the sources it rests on, `J`
+    where its standing is the project's judgement, its name and the study identities it
+    corresponds to), then the list's sources in full and the judgements. --json gives every
+    field."""
+    catalog = load_catalog(project_at(root), eager=False)
     warn_problems(catalog)
     if region is not None and region not in catalog.taxonomy.regions:
         raise InputError(f"unknown region {region!r}.{did_you_mean(region, catalog.taxonomy.regions)}")
-    rows: list[dict[str, Any]] = []
-    for ilist in catalog.identity_lists.values():
-        if region is not None and ilist.region != region:
-            continue
-        for group in ilist.groups:
-            rows.append(
-                {
-                    "id": group.id,
-                    "name": group.name,
-                    "region": ilist.region,
-                    "attribute": group.attribute,
-                    "standing": group.standing,
-                    "list": ilist.path,
-                    "list_version": ilist.version,
-                    "locales": sorted(group.terms) if not group.bare else list(ilist.locales),
-                    "variants": list(group.variants or ("f", "m", "n")),
-                    "sources": [ilist.sources[s].citation for s in group.source if s in ilist.sources],
-                    "standing_basis": "judgement" if group.judgement else "sources",
-                    "judgement": group.judgement,
-                    "study": {
-                        sid: {"terms": list(link.terms), "standing": link.standing}
-                        for sid, link in sorted(group.study.items())
-                    },
-                }
-            )
-    rows.sort(key=lambda r: (r["region"], r["standing"], r["attribute"], r["id"]))
-    totals = Counter(r["standing"] for r in rows)
+    lists = [il for il in catalog.identity_lists.values() if region is None or il.region == region]
     if json:
-        print_json({"groups": rows, "totals": dict(sorted(totals.items()))})
+        rows = [_group_row(il, g) for il in lists for g in il.groups]
+        rows.sort(key=lambda r: (r["region"], r["standing"], r["attribute"], r["id"]))
+        counted = Counter(str(r["standing"]) for r in rows)
+        print_json({"groups": rows, "totals": dict(sorted(counted.items()))})
         return
-    table = Table(title="identity groups")
-    for col in ("region", "standing", "attribute", "id", "name", "sources", "basis", "study"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(
-            r["region"],
-            r["standing"],
-            r["attribute"],
-            r["id"],
-            r["name"],
-            str(len(r["sources"])),
-            r["standing_basis"],
-            ", ".join(f"{sid}: {'; '.join(link['terms'])}" for sid, link in r["study"].items()),
+    totals: Counter[str] = Counter()
+    for ilist in sorted(lists, key=lambda il: (il.region, il.path)):
+        standings = Counter(str(g.standing) for g in ilist.groups)
+        totals.update(standings)
+        out_console.print(_list_text(ilist, standings), highlight=False, markup=False, soft_wrap=True)
+    out_console.print(
+        "all lists: " + ", ".join(f"{n} {standing}" for standing, n in sorted(totals.items())),
+        highlight=False,
+        markup=False,
+    )
+
+
+def _list_text(ilist: IdentityList, standings: Counter[str]) -> str:
+    """One identity list as text that reads at 80 columns: a heading per standing and attribute,
+    a line per group (id, source numbers, name and study terms wrapped), then the sources."""
+    width = max(60, out_console.width)
+    numbers = {sid: n for n, sid in enumerate(ilist.sources, start=1)}
+    cited = {
+        g.id: " ".join(str(n) for n in sorted(numbers[s] for s in g.source if s in numbers))
+        + (" J" if g.judgement else "")
+        for g in ilist.groups
+    }
+    id_width = max(len(g.id) for g in ilist.groups) if ilist.groups else 0
+    cited_width = max(len(c) for c in cited.values()) if cited else 0
+    indent = " " * (2 + id_width + 2 + cited_width + 2)
+    counts = ", ".join(f"{n} {standing}" for standing, n in sorted(standings.items()))
+    heading = (
+        f"{ilist.path}: region {ilist.region}, version {ilist.version}, {len(ilist.groups)} groups ({counts})"
+    )
+    lines = [_wrapped(heading, "")]
+    section = None
+    for group in sorted(ilist.groups, key=lambda g: (g.standing, g.attribute, g.id)):
+        if (group.standing, group.attribute) != section:
+            section = (group.standing, group.attribute)
+            lines.append(f"{group.standing} · {group.attribute}")
+        about = group.name + "".join(
+            f"; {sid}: {', '.join(link.terms)}" for sid, link in sorted(group.study.items())
         )
-    out_console.print(table)
-    out_console.print(", ".join(f"{n} {standing}" for standing, n in sorted(totals.items())))
+        first = f"  {group.id:<{id_width}}  {cited[group.id]:<{cited_width}}  "
+        lines.append(
+            textwrap.fill(
+                about, width=width, initial_indent=first, subsequent_indent=indent, break_on_hyphens=False
+            )
+        )
+    lines.append(
+        _wrapped(f"sources of {ilist.path} (J: the standing is the project's judgement, below):", "")
+    )
+    for sid, n in numbers.items():
+        lines.append(_wrapped(f"{n} {sid}: {ilist.sources[sid].citation}", "  "))
+    for group in sorted((g for g in ilist.groups if g.judgement), key=lambda g: g.id):
+        lines.append(_wrapped(f"J {group.id}: {group.judgement}", "  "))
+    return "\n".join(lines) + "\n"
+
+
+def _group_row(ilist: IdentityList, group: Group) -> dict[str, Any]:
+    return {
+        "id": group.id,
+        "name": group.name,
+        "region": ilist.region,
+        "attribute": group.attribute,
+        "standing": group.standing,
+        "list": ilist.path,
+        "list_version": ilist.version,
+        "locales": sorted(group.terms) if not group.bare else list(ilist.locales),
+        "variants": list(group.variants or ("f", "m", "n")),
+        "sources": [ilist.sources[s].citation for s in group.source if s in ilist.sources],
+        "standing_basis": "judgement" if group.judgement else "sources",
+        "judgement": group.judgement,
+        "study": {
+            sid: {"terms": list(link.terms), "standing": link.standing}
+            for sid, link in sorted(group.study.items())
+        },
+    }
 
 
 @app.command("study")
@@ -213,7 +238,7 @@ def study_command(
         if result.problems:
             raise typer.Exit(2)
         return
-    summary = Table(title=f"{study.name}: matched subset per region")
+    summary = table(f"{study.name}: matched subset per region")
     for col in (
         "region",
         "study region",
@@ -228,17 +253,17 @@ def study_command(
         total = f"{len(m.matched)} / {m.total}" if m.total is not None else f"{len(m.matched)} / ?"
         share = f"{m.share:.1%}" if m.share is not None else "?"
         summary.add_row(r, m.study_region, str(n_groups), total, share, str(len(m.left_out)))
-    out_console.print(summary)
+    print_table(summary)
     for r, m in result.regions.items():
-        table = Table(title=f"{r} ({m.study_region}): study identity -> polyprobe groups")
+        grid = table(f"{r} ({m.study_region}): study identity -> polyprobe groups")
         for col in ("study identity", "groups", "standing"):
-            table.add_column(col)
+            grid.add_column(col)
         for term, gids in m.matched.items():
             standings = ", ".join(sorted({groups[g][1].standing for g in gids}))
-            table.add_row(term, ", ".join(gids), standings)
+            grid.add_row(term, ", ".join(gids), standings)
         for term, reason in m.left_out.items():
-            table.add_row(term, "left out: " + reason, "")
-        out_console.print(table)
+            grid.add_row(term, "left out: " + reason, "")
+        print_table(grid)
     for diff in result.standing_differences:
         out_console.print(
             f"standing: {diff['group']} is {diff['ours']}, the study calls {diff['term']!r} {diff['study']}"
@@ -247,10 +272,6 @@ def study_command(
             markup=False,
         )
     if identities is None:
-        err_console.print(
-            "pass --identities FILE (your copy of the study's list) to count the match against it",
-            highlight=False,
-            markup=False,
-        )
+        say("pass --identities FILE (your copy of the study's list) to count the match against it")
     if result.problems:
         raise CatalogError(result.problems)

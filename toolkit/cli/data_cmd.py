@@ -1,5 +1,6 @@
 """`polyprobe import bbq` and `polyprobe quality`: bringing external data in, and measuring
-what reviewers changed."""
+what reviewers changed (sacrebleu is imported by `quality` alone: the other commands need
+not load it)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,22 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from toolkit.bbq import import_bbq
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
-from toolkit.quality import post_editing
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import Suite
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    list_option,
+    out_console,
+    print_json,
+    print_table,
+    project_at,
+    say,
+    table,
+)
+from toolkit.importers.bbq import import_bbq
+from toolkit.translation.quality import post_editing
 
 import_app = typer.Typer(
     help="Import external datasets from your own copy (never committed).", no_args_is_help=True
@@ -47,7 +58,13 @@ def import_bbq_command(
         ),
     ] = None,
     per_category: Annotated[
-        int | None, typer.Option("--per-category", min=1, help="Item families per category (default: all).")
+        int | None,
+        typer.Option(
+            "--per-category",
+            min=1,
+            help="Item families per category (default: all). A family: the four items of one context and "
+            "question pairing (ambiguous and disambiguated, negative and non-negative question).",
+        ),
     ] = None,
     select: Annotated[
         Select, typer.Option("--select", help="first N families, or N drawn with --seed.")
@@ -70,10 +87,6 @@ def import_bbq_command(
         by=by,
         metadata=metadata,
     )
-
-    def say(text: str) -> None:
-        err_console.print(text, highlight=False, markup=False)
-
     if result.skipped_files:
         say(
             f"skipped {len(result.skipped_files)} file(s) in other languages: {', '.join(result.skipped_files)}"
@@ -99,11 +112,18 @@ def import_bbq_command(
 
 def quality_command(
     locale: Annotated[str, typer.Option("--locale", help="Locale whose post-editing to measure.")],
-    suite: Annotated[list[str] | None, typer.Option("--suite", help="Suite(s) (default: all).")] = None,
+    suite: Annotated[
+        list[str] | None,
+        list_option("--suite", help="Suites (default: all).", choices=Suite, metavar="SUITE"),
+    ] = None,
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """chrF, BLEU and TER between machine drafts and their reviewed versions."""
+    """chrF, BLEU and TER between machine drafts and their reviewed versions.
+
+    Per suite: the segments with a DeepL draft and a reviewed text, how many reviewers edited,
+    and the three scores with sacrebleu's signature (the tokenizer chosen per locale)."""
+
     catalog = load_catalog(project_at(root), suites=suite or None, locales=[locale])
     catalog.check_locale(locale)
     efforts = [
@@ -112,12 +132,12 @@ def quality_command(
     if json:
         print_json([e.as_dict() for e in efforts])
         return
-    table = Table(title=f"post-editing effort [{locale}]: machine draft vs reviewed text")
+    grid = table(f"post-editing effort, {locale}: machine draft vs reviewed text")
     for col in ("suite", "segments", "edited", "chrF", "BLEU", "TER"):
-        table.add_column(col, justify="right" if col != "suite" else "left")
+        grid.add_column(col, justify="right" if col != "suite" else "left")
     for e in efforts:
         scores = (str(v) if v is not None else "-" for v in (e.chrf, e.bleu, e.ter))
-        table.add_row(e.suite, str(e.segments), str(e.edited), *scores)
-    out_console.print(table)
+        grid.add_row(e.suite, str(e.segments), str(e.edited), *scores)
+    print_table(grid)
     for sig in sorted({sig for e in efforts for sig in e.signatures.values()}):
         out_console.print(f"signature: {sig}", highlight=False, markup=False)

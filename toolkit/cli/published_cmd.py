@@ -9,31 +9,27 @@ from typing import Annotated
 
 import typer
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, print_json, project_at
-from toolkit.crows_pairs import DATASET as CROWS_PAIRS
-from toolkit.crows_pairs import import_crows_pairs
-from toolkit.published import Finding
-from toolkit.sos_study import DATASET as SOS_STUDY
-from toolkit.sos_study import import_sos_study
+from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.crows_pairs import DATASET as CROWS_PAIRS
+from toolkit.catalog.published.files import Finding
+from toolkit.catalog.published.sos_study import DATASET as SOS_STUDY
+from toolkit.cli.common import JsonFlag, Root, print_json, project_at, say
+from toolkit.importers.crows_pairs import import_crows_pairs
+from toolkit.importers.sos_study import import_sos_study
 
 SHOWN = 12
 """Findings listed one by one; the rest are counted."""
 
 
-def _say(text: str) -> None:
-    err_console.print(text, highlight=False, markup=False)
-
-
 def _report(findings: Sequence[Finding], counts: dict[str, int]) -> None:
     if not findings:
-        _say("findings: none")
+        say("findings: none")
         return
-    _say("findings (kept as published): " + ", ".join(f"{check} {n}" for check, n in counts.items()))
+    say("findings (kept as published): " + ", ".join(f"{check} {n}" for check, n in counts.items()))
     for finding in findings[:SHOWN]:
-        _say(f"  {finding.file}: line {finding.line}: {finding.check}: {finding.message}")
+        say(f"  {finding.file}: line {finding.line}: {finding.check}: {finding.message}")
     if len(findings) > SHOWN:
-        _say(f"  ... and {len(findings) - SHOWN} more (all in the import file's first line)")
+        say(f"  ... and {len(findings) - SHOWN} more (all in the import file's first line)")
 
 
 def crows_pairs_command(
@@ -59,7 +55,7 @@ def crows_pairs_command(
         )
         return
     types = ", ".join(f"{k} {v}" for k, v in result.by_bias_type.items())
-    _say(f"{result.pairs} pairs [{locale}] -> {result.path} ({types})")
+    say(f"{result.pairs} pairs [{locale}] -> {result.path} ({types})")
     _report(result.findings, result.counts)
 
 
@@ -89,10 +85,10 @@ def sos_study_command(
         )
         return
     for name, pairs in result.files.items():
-        _say(f"  {name}: {pairs} pairs")
-    _say(f"{sum(result.files.values())} pairs from {len(result.files)} file(s) -> {result.path}")
+        say(f"  {name}: {pairs} pairs")
+    say(f"{sum(result.files.values())} pairs from {len(result.files)} file(s) -> {result.path}")
     if result.missing:
-        _say(f"not found (not imported): {', '.join(result.missing)}")
+        say(f"not found (not imported): {', '.join(result.missing)}")
     if result.ignored:
-        _say(f"ignored (not one of the study's SOS files): {', '.join(result.ignored)}")
+        say(f"ignored (not one of the study's SOS files): {', '.join(result.ignored)}")
     _report(result.findings, result.counts)

@@ -1,4 +1,6 @@
-"""`polyprobe release build | verify | diff` and `polyprobe lexicon fetch | verify`."""
+"""`polyprobe release build | verify | diff` and `polyprobe lexicon fetch | verify`. The release
+builder is imported by the command that uses it: it brings the review and rendering machinery,
+which the other commands here (and `polyprobe --help`) need not load."""
 
 from __future__ import annotations
 
@@ -7,21 +9,27 @@ from typing import Annotated
 
 import typer
 
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
-from toolkit.errors import InputError
-from toolkit.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
+from toolkit.catalog.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
+from toolkit.cli.choices import Suite
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    list_option,
+    out_console,
+    print_json,
+    progress,
+    project_at,
+    say,
+    stepper,
+)
+from toolkit.core.errors import InputError
 from toolkit.release import ReleaseInvalid, open_release, verify
-from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
 
 app = typer.Typer(help="Frozen, versioned, verifiable releases.", no_args_is_help=True)
 lexicon_app = typer.Typer(
     help="Pinned external lexicons (HurtLex), fetched into a user cache.", no_args_is_help=True
 )
-
-
-def _say(text: str) -> None:
-    err_console.print(text, highlight=False, markup=False)
 
 
 @app.command("build")
@@ -33,10 +41,12 @@ def build_command(
         bool, typer.Option("--preview", help="Admit translations that are not approved yet.")
     ] = False,
     suites: Annotated[
-        list[str] | None, typer.Option("--suites", help="Suites to include (default: all).")
+        list[str] | None,
+        list_option("--suites", help="Suites to include (default: all).", choices=Suite, metavar="SUITE"),
     ] = None,
     locales: Annotated[
-        list[str] | None, typer.Option("--locales", help="Locales to include (default: all).")
+        list[str] | None,
+        list_option("--locales", help="Locales to include, e.g. en,de,ar (default: all).", metavar="LOCALE"),
     ] = None,
     dist: Annotated[
         Path | None, typer.Option("--dist", help="Where releases live (default: dist/).", file_okay=False)
@@ -52,10 +62,16 @@ def build_command(
     ] = None,
     root: Root = None,
 ) -> None:
-    """Render every suite and locale into dist/polyprobe-VERSION/ with a manifest, a dataset card and a changelog."""
+    """Render every suite and locale into dist/polyprobe-VERSION/ with a manifest, a dataset card and a changelog.
+
+    The whole catalog is validated first (every template, group, variant and locale); a stable
+    release needs every included translation approved through review. A version that exists is
+    never overwritten. The release format: docs/release-format.md."""
+    # imported here, not at the top: the other release commands start without the catalog and renderer
+    from toolkit.release.build import BuildOptions, build_release
+
     project = project_at(root, writes=dist is None, announce=True)
     with progress() as bar:
-        task = bar.add_task("building", total=None)
         path = build_release(
             project,
             BuildOptions(
@@ -66,10 +82,10 @@ def build_command(
                 dist=dist,
                 previous=previous,
             ),
-            progress=lambda what: bar.update(task, description=what),
+            progress=stepper(bar),
         )
     release = open_release(path)
-    _say(f"built {path}\n{release.signature}")
+    say(f"built {path}\n{release.signature}")
 
 
 @app.command("verify")
@@ -88,7 +104,7 @@ def verify_command(
         return
     if problems:
         raise ReleaseInvalid(folder, problems)
-    _say(f"ok: {folder} verifies ({open_release(folder).signature})")
+    say(f"ok: {folder} verifies ({open_release(folder).signature})")
 
 
 @app.command("diff")
@@ -99,9 +115,7 @@ def diff_command(
 ) -> None:
     """The changelog between any two releases."""
     a, b = open_release(old), open_release(new)
-    log = Changelog(
-        old=a.version, new=b.version, inputs=diff_inputs(a.manifest["inputs"], b.manifest["inputs"])
-    )
+    log = Changelog(old=a.version, new=b.version, inputs=diff_inputs(a.manifest.inputs, b.manifest.inputs))
     keys = sorted({(s, loc) for r in (a, b) for s in r.suites() for loc in r.locales(s)})
     for suite, locale in keys:
         fa = a.scan(suite, locale).collect() if a.has(suite, locale) else None
@@ -123,7 +137,10 @@ def fetch_command(
         ),
     ] = None,
     lang: Annotated[
-        list[str] | None, typer.Option("--lang", help="Languages (default: every pinned one).")
+        list[str] | None,
+        list_option(
+            "--lang", help="HurtLex languages, e.g. EN,DE,AR (default: every pinned one).", metavar="LANG"
+        ),
     ] = None,
     root: Root = None,
 ) -> None:
@@ -133,13 +150,16 @@ def fetch_command(
     pins = load_pins(project_at(root, announce=True))
     installed = fetch_hurtlex(pins, lang or sorted(pins.sha256), source)
     for code, path in installed.items():
-        _say(f"{code}: {path} (sha256 ok)")
+        say(f"{code}: {path} (sha256 ok)")
 
 
 @lexicon_app.command("verify")
 def lexicon_verify_command(
     lang: Annotated[
-        list[str] | None, typer.Option("--lang", help="Languages (default: every pinned one).")
+        list[str] | None,
+        list_option(
+            "--lang", help="HurtLex languages, e.g. EN,DE,AR (default: every pinned one).", metavar="LANG"
+        ),
     ] = None,
     root: Root = None,
     json: JsonFlag = False,
@@ -159,6 +179,6 @@ def lexicon_verify_command(
         print_json(status)
     else:
         for code, state in status.items():
-            _say(f"hurtlex {pins.version} {code}: {state}")
+            say(f"hurtlex {pins.version} {code}: {state}")
     if any(state != "ok" for state in status.values()):
         raise typer.Exit(1 if all(s in ("ok", "missing") for s in status.values()) else 2)

@@ -12,23 +12,18 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import Root, err_console, project_at
-from toolkit.errors import CatalogError, InputError
-from toolkit.fileio import atomic_path
-from toolkit.render import render
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import MinStatus, Suite, plain
+from toolkit.cli.common import Root, project_at, say
+from toolkit.core.errors import CatalogError, InputError
+from toolkit.core.fileio import atomic_path
+from toolkit.render.renderer import render
 
 
 class Format(StrEnum):
     parquet = "parquet"
     jsonl = "jsonl"
     csv = "csv"
-
-
-class MinStatus(StrEnum):
-    draft = "draft"
-    reviewed = "reviewed"
-    approved = "approved"
 
 
 def _flat(frame: pl.DataFrame) -> pl.DataFrame:
@@ -64,28 +59,33 @@ def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
 
 
 def render_command(
-    suite: Annotated[str, typer.Option("--suite", help="Suite to render, e.g. sentiment.")],
+    suite: Annotated[Suite, typer.Option("--suite", help="Suite to render.", callback=plain)],
     locale: Annotated[str, typer.Option("--locale", help="Locale code, e.g. he.")],
     min_status: Annotated[
-        MinStatus, typer.Option("--min-status", help="Lowest translation status to include.")
-    ] = MinStatus.draft,
+        MinStatus,
+        typer.Option(
+            "--min-status", help="Lowest translation status to include (machine and draft rank alike)."
+        ),
+    ] = MinStatus["draft"],
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.jsonl,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output file (default: stdout).", dir_okay=False)
     ] = None,
     root: Root = None,
 ) -> None:
-    """Render one suite in one locale. Nothing is written when any problem is found."""
+    """Render one suite in one locale. Nothing is written when any problem is found.
+
+    A row per template x variant x group (sample-mode suites: per item), with sample_id,
+    parallel_id (the same in every locale), the translation's status and origin and the text;
+    columns in docs/release-format.md. Segments below --min-status are left out and counted."""
     catalog = load_catalog(project_at(root, announce=out is not None), suites=[suite], locales=[locale])
-    rendered = render(catalog, suite, locale, min_status=min_status.value)
+    rendered = render(catalog, suite, locale, min_status=min_status)
     problems = [*catalog.problems, *rendered.problems]
     if problems:
         raise CatalogError(problems)
     if rendered.skipped:
         detail = ", ".join(f"{n} {why}" for why, n in sorted(rendered.skipped.items()))
-        err_console.print(
-            f"warning: segments not rendered for {locale}: {detail}", highlight=False, markup=False
-        )
+        say(f"warning: segments not rendered for {locale}: {detail}")
     write_frame(rendered.frame, fmt, out)
     if out is not None:
-        err_console.print(f"{rendered.frame.height} rows -> {out}", highlight=False, markup=False)
+        say(f"{rendered.frame.height} rows -> {out}")

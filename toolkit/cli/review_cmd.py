@@ -1,4 +1,6 @@
-"""`polyprobe review push | pull | status | server`: native speakers' review in Label Studio."""
+"""`polyprobe review push | pull | status | server`: native speakers' review in Label Studio. The
+Label Studio client and the review machinery are imported by the commands that use them, so
+the rest of the CLI starts without them."""
 
 from __future__ import annotations
 
@@ -8,92 +10,120 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at
-from toolkit.errors import InputError
-from toolkit.labelstudio import INTERFACE_VERSION, Client, Settings
-from toolkit.labelstudio_server import find_label_studio, server_env, start, wait_healthy
-from toolkit.review import pull, push, review_status
-from toolkit.review_policy import load_policy
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import PUSHABLE, Suite, plain
+from toolkit.cli.common import (
+    JsonFlag,
+    Root,
+    err_console,
+    list_option,
+    out_console,
+    print_json,
+    print_table,
+    project_at,
+    say,
+    table,
+)
+from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
+from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.policy import load_policy
+from toolkit.review.workflow import REVIEW_COLUMNS, pull, push, review_status
 
 app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
 
 
-def _say(text: str) -> None:
-    err_console.print(text, highlight=False, markup=False)
-
-
 @app.command("push")
 def push_command(
-    locale: Annotated[str, typer.Option("--locale")],
-    suite: Annotated[str, typer.Option("--suite")],
+    locale: Annotated[str, typer.Option("--locale", help="The translations' locale, e.g. he.")],
+    suite: Annotated[Suite, typer.Option("--suite", help="The suite to review.", callback=plain)],
     status: Annotated[
-        str, typer.Option("--status", help="Statuses to send, comma-separated.")
-    ] = "draft,machine,needs_edit",
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many new tasks.")] = None,
+        list[str] | None,
+        list_option(
+            "--status",
+            help="Statuses to send (default: draft, machine, needs_edit).",
+            choices=PUSHABLE,
+            metavar="STATUS",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="At most this many new tasks in this push (a task: one segment, e.g. gen-01.f, with "
+            "its renderings); segments already in the project do not count.",
+        ),
+    ] = None,
     root: Root = None,
 ) -> None:
-    """Send translations for review (one project per locale and suite; never the same segment twice)."""
-    statuses = [s.strip() for s in status.split(",") if s.strip()]
-    allowed = {"draft", "machine", "needs_edit", "reviewed", "approved", "rejected"}
-    if not statuses or set(statuses) - allowed:
-        raise InputError(f"--status takes a comma-separated list of {', '.join(sorted(allowed))}")
+    """Send translations for review (one project per locale and suite; never the same segment twice).
+
+    Label Studio's address and key come from LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY."""
+
+    statuses = status or ["draft", "machine", "needs_edit"]
     settings = Settings.from_env()
     project = project_at(root)
     catalog = load_catalog(project, suites=[suite], locales=[locale])
     policy = load_policy(project)
     with err_console.status(f"pushing {locale}/{suite} to Label Studio"):
         report = push(Client(settings), catalog, policy, locale, suite, statuses, limit)
-    _say(
+    say(
         f"{locale}/{suite}: {len(report.pushed)} task(s) pushed, {report.already} already in project {report.project}"
     )
     if report.settings_changed:
-        _say(
+        say(
             f"project settings set: {', '.join(report.settings_changed)} (review interface "
             f"{INTERFACE_VERSION}, {report.reviewers} reviewer(s) per task in the label stream)"
         )
     if report.upgraded:
-        _say(f"{report.upgraded} earlier task(s) brought to review interface {INTERFACE_VERSION}")
+        say(f"{report.upgraded} earlier task(s) brought to review interface {INTERFACE_VERSION}")
 
 
 @app.command("pull")
 def pull_command(
-    locale: Annotated[str, typer.Option("--locale")],
-    suite: Annotated[list[str] | None, typer.Option("--suite", help="Suite(s) (default: all).")] = None,
+    locale: Annotated[str, typer.Option("--locale", help="The locale whose reviews to bring back, e.g. he.")],
+    suite: Annotated[
+        list[str] | None,
+        list_option("--suite", help="Suites (default: all).", choices=Suite, metavar="SUITE"),
+    ] = None,
     root: Root = None,
 ) -> None:
     """Bring verdicts and edits back into the store, once each, and apply the review policy."""
+
     project = project_at(root, writes=True)
     catalog = load_catalog(project, suites=suite or None, locales=[locale])
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
     with err_console.status(f"pulling {locale} reviews from Label Studio"):
         report = pull(Client(Settings.from_env()), catalog, load_policy(project), locale, suites)
-    _say(
-        f"{locale}: {report.events} new review event(s); {len(report.changed)} translation(s) changed status"
-    )
+    say(f"{locale}: {report.events} new review event(s); {len(report.changed)} translation(s) changed status")
     if report.flagged:
-        _say(f"flagged (edit breaks the template, not applied): {', '.join(sorted(set(report.flagged)))}")
+        say(f"flagged (edit breaks the template, not applied): {', '.join(sorted(set(report.flagged)))}")
     if report.inconsistent:
-        _say(
+        say(
             "inconsistent (verdict and text disagree, not counted): "
             f"{', '.join(sorted(set(report.inconsistent)))}"
         )
     if report.notices:
-        _say(f"{report.notices} task(s) got a new or cleared notice for their annotators")
+        say(f"{report.notices} task(s) got a new or cleared notice for their annotators")
     if report.outdated:
-        _say(f"{report.outdated} annotation(s) on an outdated English source were ignored")
+        say(f"{report.outdated} annotation(s) on an outdated English source were ignored")
 
 
 @app.command("status")
 def status_command(
-    locale: Annotated[list[str] | None, typer.Option("--locale", help="Locale(s) (default: all).")] = None,
+    locale: Annotated[
+        list[str] | None, list_option("--locale", help="Locales (default: all).", metavar="LOCALE")
+    ] = None,
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """Pending / reviewed / approved / rejected / in adjudication, and reviewer agreement."""
-    catalog = load_catalog(project_at(root))
+    """Pending / reviewed / approved / rejected / in adjudication, and reviewer agreement.
+
+    One table per suite, a column per locale. alpha: Krippendorff's alpha over the verdicts of
+    segments reviewed by two or more; edits chrF: how far reviewers' edits moved the drafts."""
+
+    catalog = load_catalog(project_at(root), eager=False)
     rows = []
     for suite in catalog.suites.values():
         for code in suite.spec.locales:
@@ -106,36 +136,41 @@ def status_command(
     if json:
         print_json([r.__dict__ for r in rows])
         return
-    table = Table(title="review status")
-    cols = ("pending", "needs edit", "reviewed", "approved", "rejected", "in adjudication")
-    for col in ("locale", "suite", *cols, "inconsistent", "flagged edits", "alpha", "edits chrF"):
-        table.add_column(col)
-    for r in rows:
-        alpha = f"{r.alpha:.3f}" if r.alpha is not None else "-"
-        chrf = f"{r.edits_chrf:.1f}" if r.edits_chrf is not None else "-"
-        table.add_row(
-            r.locale,
-            r.suite,
-            *(str(r.counts[c]) for c in cols),
-            str(r.inconsistent),
-            str(sum(r.flagged.values())),
-            alpha,
-            chrf,
-        )
-    out_console.print(table)
+    cols = [c for c in REVIEW_COLUMNS if c not in ("stale", "untranslated")]  # see `translations status`
+    for sid in dict.fromkeys(r.suite for r in rows):
+        mine = [r for r in rows if r.suite == sid]
+        if not any(n for r in mine for n in r.counts.values()):
+            out_console.print(f"review status: {sid}: no segments", highlight=False, markup=False)
+            continue
+        grid = table(f"review status: {sid}")
+        grid.add_column("")
+        for r in mine:
+            grid.add_column(r.locale, justify="right")
+        measures: list[tuple[str, list[str]]] = [
+            (c.replace("_", " "), [str(r.counts[c]) for r in mine]) for c in cols
+        ]
+        measures += [
+            ("inconsistent reviews", [str(r.inconsistent) for r in mine]),
+            ("flagged edits", [str(sum(r.flagged.values())) for r in mine]),
+            ("alpha", [f"{r.alpha:.3f}" if r.alpha is not None else "-" for r in mine]),
+            ("edits chrF", [f"{r.edits_chrf:.1f}" if r.edits_chrf is not None else "-" for r in mine]),
+        ]
+        for name, values in measures:
+            grid.add_row(name, *values)
+        print_table(grid)
     flagged = [(r, reason, n) for r in rows for reason, n in r.flagged.items()]
     if flagged:
-        reasons = Table(title="flagged edits by reason (not applied)")
+        reasons = table("flagged edits by reason (not applied)")
         for col in ("locale", "suite", "reason", "annotations"):
             reasons.add_column(col)
         for r, reason, n in flagged:
             reasons.add_row(r.locale, r.suite, reason, str(n))
-        out_console.print(reasons)
+        print_table(reasons)
 
 
 @app.command("server")
 def server_command(
-    port: Annotated[int, typer.Option("--port")] = 8089,
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1.")] = 8089,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Default: .polyprobe/label-studio")
     ] = None,
@@ -146,6 +181,7 @@ def server_command(
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (admin and token from LABEL_STUDIO_PASSWORD and
     LABEL_STUDIO_API_KEY, created without prompts); stop it with Ctrl-C."""
+
     project = project_at(root, writes=data_dir is None, announce=True)
     env = server_env(
         username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")
@@ -155,7 +191,7 @@ def server_command(
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, 180, process)
-        _say(
+        say(
             f"Label Studio is up at {url} (data in {folder}); log in as {username}. Set LABEL_STUDIO_URL={url}."
         )
         process.wait()

@@ -1,5 +1,6 @@
-"""`polyprobe translate`: DeepL drafts for what is missing, and the ledger of what it cost;
-`polyprobe glossaries`: polyprobe's DeepL glossaries on the account, listed and deleted.
+"""`polyprobe translate`: DeepL drafts for what is missing; the ledger of what it cost (shown by
+`polyprobe translations ledger`); `polyprobe glossaries`: polyprobe's DeepL glossaries on the
+account, listed and deleted.
 
 Exit codes: 0 done, 1 DeepL failed (key refused, retries spent), 2 bad input, 3 quota
 exhausted (everything answered is kept; run again when the quota resets), 130 interrupted."""
@@ -11,35 +12,19 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, progress, project_at
-from toolkit.deepl_api import KEY_ENV, SERVER_ENV, DeepL
-from toolkit.errors import InputError
-from toolkit.glossary import NAME_PREFIX
-from toolkit.ledger import read_ledger, summarise
-from toolkit.translate import Options, Report, delete_glossary, translate
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import Suite, plain
+from toolkit.cli.common import JsonFlag, Root, out_console, print_json, progress, project_at, say
+from toolkit.core.errors import InputError
+from toolkit.core.project import Project
+from toolkit.translation.deepl_api import KEY_ENV, SERVER_ENV, DeepL
+from toolkit.translation.glossary import NAME_PREFIX
+from toolkit.translation.ledger import ledger_path, read_ledger, summarise
+from toolkit.translation.machine import MODEL_TYPES, Options, Report, delete_glossary, translate
 
-LEDGER_COLUMNS = (
-    "run",
-    "started",
-    "finished",
-    "locale",
-    "suite",
-    "outcome",
-    "requests",
-    "attempts",
-    "characters",
-    "billed",
-    "segments",
-)
-
-
-class ModelType(StrEnum):
-    quality_optimized = "quality_optimized"
-    prefer_quality_optimized = "prefer_quality_optimized"
-    latency_optimized = "latency_optimized"
+ModelType = StrEnum("ModelType", {m: m for m in MODEL_TYPES})  # type: ignore[misc]
+"""DeepL's model types, as the library knows them (mypy cannot list the members)."""
 
 
 class Formality(StrEnum):
@@ -63,17 +48,52 @@ def _print_report(report: Report) -> None:
             f"remaining: {report.remaining}; billed characters: {report.billed}; attempts: {report.attempts}"
         )
     lines.extend(f"  note: {n}" for n in report.notes)
-    err_console.print("\n".join(lines), highlight=False, markup=False)
+    say("\n".join(lines))
+
+
+def _when(stamp: str) -> str:
+    """`2026-01-01T12:00:01Z` as `2026-01-01 12:00:01` (the ledger's times are UTC)."""
+    return stamp.replace("T", " ").removesuffix("Z")[:19] if stamp else "?"
+
+
+def print_ledger(project: Project, json: bool) -> None:
+    """The ledger per run: two lines each, so it reads at 80 columns (--json: every field)."""
+    runs = summarise(read_ledger(project))
+    if json:
+        print_json(runs)
+        return
+    out = [f"DeepL ledger ({project.rel(ledger_path(project))}; times in UTC)"]
+    for run in runs:
+        target = f"{run.get('locale', '?')}/{run.get('suite', '?')}"
+        out.append(
+            f"{run['run']}  {_when(run.get('started', ''))} to {_when(run.get('finished', ''))[11:] or '?'}  "
+            f"{target}  {run.get('outcome', 'unfinished')}"
+        )
+        out.append(
+            f"    {run['requests']} request(s) answered of {run['attempts']} attempt(s); {run['characters']} "
+            f"characters sent, {run['billed']} billed; {run['segments']} segment(s)"
+        )
+    out.append(
+        f"total: {sum(r['requests'] for r in runs)} requests, {sum(r['billed'] for r in runs)} billed characters"
+    )
+    out_console.print("\n".join(out), highlight=False, markup=False, soft_wrap=True)
 
 
 def translate_command(
-    locale: Annotated[str | None, typer.Option("--locale", help="Target locale, e.g. it.")] = None,
-    suite: Annotated[str | None, typer.Option("--suite", help="Suite to translate, e.g. sentiment.")] = None,
+    locale: Annotated[
+        str | None, typer.Option("--locale", help="Target locale, e.g. it (not arz: DeepL has no target).")
+    ] = None,
+    suite: Annotated[
+        Suite | None, typer.Option("--suite", help="Suite to translate.", callback=plain)
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print what would be billed; send nothing.")
     ] = False,
     max_chars: Annotated[
-        int | None, typer.Option("--max-chars", min=1, help="Send at most this many characters.")
+        int | None,
+        typer.Option(
+            "--max-chars", min=1, help="Send at most this many characters (of source text) in this run."
+        ),
     ] = None,
     formality: Annotated[
         Formality,
@@ -114,31 +134,24 @@ def translate_command(
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for one response.")
     ] = 30.0,
     ledger: Annotated[
-        bool, typer.Option("--ledger", help="Show characters billed and requests per run, and stop.")
+        bool, typer.Option("--ledger", hidden=True, help="Deprecated: `polyprobe translations ledger`.")
     ] = False,
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """Machine-translate the segments of a suite that have no current translation (DeepL;
-    key from DEEPL_AUTH_KEY, server from DEEPL_SERVER_URL). Exit code 3: quota exhausted."""
+    """Machine-translate the segments of a suite that have no current translation (DeepL).
+
+    The key comes from DEEPL_AUTH_KEY, the server from DEEPL_SERVER_URL (optional). Each unique
+    English text is sent once, 50 per request; what it cost is in `polyprobe translations
+    ledger`. Exit codes: 0 done, 1 DeepL failed, 2 bad input, 3 quota exhausted (everything
+    answered is kept), 130 interrupted."""
     project = project_at(root, writes=not ledger)
     if ledger:
-        runs = summarise(read_ledger(project))
-        if json:
-            print_json(runs)
-            return
-        table = Table(title="DeepL ledger (translations/ledger.jsonl)")
-        for col in LEDGER_COLUMNS:
-            table.add_column(col)
-        for run in runs:
-            table.add_row(*(str(run.get(c, "")) for c in LEDGER_COLUMNS))
-        out_console.print(table)
-        out_console.print(
-            f"total: {sum(r['requests'] for r in runs)} requests, {sum(r['billed'] for r in runs)} billed characters"
-        )
+        say("warning: `polyprobe translate --ledger` is deprecated; use `polyprobe translations ledger`")
+        print_ledger(project, json)
         return
     if locale is None or suite is None:
-        raise InputError("give --locale and --suite (or --ledger)")
+        raise InputError("give --locale and --suite")
     catalog = load_catalog(project, suites=[suite], locales=[locale])
     options = Options(
         dry_run=dry_run,
@@ -154,7 +167,7 @@ def translate_command(
         retry_rejected=retry_rejected,
     )
     with progress() as bar:
-        task = bar.add_task(f"translating {suite} [{locale}]", total=None)
+        task = bar.add_task(f"translating {suite} {locale}", total=None)
 
         def step(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
@@ -201,12 +214,14 @@ def glossaries_list(json: JsonFlag = False) -> None:
     if json:
         print_json(rows)
         return
-    table = Table(title="polyprobe's DeepL glossaries")
-    for col in ("id", "name", "pair", "entries", "created"):
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*(str(row[c]) for c in ("id", "name", "pair", "entries", "created")))
-    out_console.print(table)
+    lines = [f"polyprobe's DeepL glossaries: {len(rows)}"]
+    for g in ours:
+        lines.append(
+            f"{g.glossary_id}  {g.source_lang}-{g.target_lang}  {g.entry_count} entries  "
+            f"created {str(g.creation_time)[:19]}"
+        )
+        lines.append(f"    {g.name}")
+    out_console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
 
 
 @glossaries_app.command("delete")
@@ -229,4 +244,4 @@ def glossaries_delete(
             delete_glossary(client, glossary)
     finally:
         client.close()
-    err_console.print(f"deleted {len(chosen)} glossary(ies)", highlight=False, markup=False)
+    say(f"deleted {len(chosen)} glossary(ies)")

@@ -6,14 +6,27 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import JsonFlag, Root, err_console, out_console, print_json, project_at, warn_skipped
-from toolkit.coverage import COVERAGE_COLUMNS, coverage
-from toolkit.drafts import import_drafts
-from toolkit.repair import repair_store, store_files
-from toolkit.stale import RETIRED, orphans, retire_orphans, sync
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import Suite, plain
+from toolkit.cli.common import (
+    SEGMENT_IDS,
+    JsonFlag,
+    Root,
+    out_console,
+    print_json,
+    print_table,
+    project_at,
+    say,
+    table,
+    warn_problems,
+    warn_skipped,
+)
+from toolkit.cli.translate_cmd import print_ledger
+from toolkit.store.repair import repair_store, store_files
+from toolkit.translation.coverage import COVERAGE_COLUMNS, coverage
+from toolkit.translation.drafts import import_drafts
+from toolkit.translation.stale import RETIRED, orphans, retire_orphans, sync
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -24,30 +37,39 @@ app = typer.Typer(
 def draft_command(
     file: Annotated[
         Path,
-        typer.Argument(help="YAML mapping of segment id to translated text.", exists=True, dir_okay=False),
+        typer.Argument(
+            help=f"YAML mapping of segment id to translated text. {SEGMENT_IDS}", exists=True, dir_okay=False
+        ),
     ],
-    suite: Annotated[str, typer.Option("--suite")],
-    locale: Annotated[str, typer.Option("--locale")],
+    suite: Annotated[
+        Suite, typer.Option("--suite", help="The suite the segments belong to.", callback=plain)
+    ],
+    locale: Annotated[str, typer.Option("--locale", help="The drafts' locale, e.g. it.")],
     by: Annotated[str, typer.Option("--by", help="Who wrote the drafts (recorded in the history).")],
     root: Root = None,
 ) -> None:
-    """Store contributor-written translations as drafts (origin and status `draft`)."""
+    """Store contributor-written translations as drafts (origin and status `draft`).
+
+    Every text passes the gate `render` applies; one failing text refuses the whole file (exit 2,
+    each failure named) and nothing is written."""
     catalog = load_catalog(project_at(root, writes=True), suites=[suite], locales=[locale])
     result = import_drafts(catalog, suite, locale, file, by)
-    err_console.print(
+    say(
         f"{locale}/{suite}: {len(result.added)} added, {len(result.updated)} updated, "
-        f"{len(result.unchanged)} unchanged",
-        highlight=False,
-        markup=False,
+        f"{len(result.unchanged)} unchanged"
     )
 
 
-@app.command("status")
 def status_command(root: Root = None, json: JsonFlag = False) -> None:
-    """Segments per locale × suite × status (English: the source)."""
-    catalog = load_catalog(project_at(root))
-    warn_skipped(catalog.problems)
+    """Segments per locale, suite and status: how far each locale's translations have come.
+
+    One table per suite, a column per locale, a row per status found (all-zero rows are left
+    out and named below), so nine locales fit 80 columns. `untranslated`: no translation at all; `stale`: its English source
+    changed; `source`: the English rows themselves. `catalog coverage` is the same command."""
+    catalog = load_catalog(project_at(root), eager=False)
     data = coverage(catalog)
+    warn_skipped(catalog.problems)
+    warn_problems(catalog)
     by_locale: dict[str, dict[str, dict[str, int]]] = {}
     for suite, per_locale in data.items():
         for locale, counts in per_locale.items():
@@ -55,15 +77,34 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
     if json:
         print_json(by_locale)
         return
-    table = Table(title="translations by locale, suite and status")
-    table.add_column("locale")
-    table.add_column("suite")
-    for col in COVERAGE_COLUMNS:
-        table.add_column(col, justify="right")
-    for locale in catalog.locales.codes:
-        for suite, counts in sorted(by_locale.get(locale, {}).items()):
-            table.add_row(locale, suite, *(str(counts[c]) if counts[c] else "·" for c in COVERAGE_COLUMNS))
-    out_console.print(table)
+    shown = [c for c in COVERAGE_COLUMNS if any(n[c] for loc in data.values() for n in loc.values())]
+    for suite, per_locale in data.items():
+        if not any(n for counts in per_locale.values() for n in counts.values()):
+            out_console.print(f"{suite}: no segments", highlight=False, markup=False)
+            continue
+        grid = table(f"{suite}: segments by status")
+        grid.add_column("status")
+        for locale in per_locale:
+            grid.add_column(locale, justify="right")
+        for col in shown:
+            grid.add_row(
+                col.replace("_", " "), *(str(n[col]) if n[col] else "·" for n in per_locale.values())
+            )
+        print_table(grid)
+    if zero := [c for c in COVERAGE_COLUMNS if c not in shown]:
+        out_console.print(f"no segment is {', '.join(zero)}", highlight=False, markup=False)
+
+
+app.command("status")(status_command)
+
+
+@app.command("ledger")
+def ledger_command(root: Root = None, json: JsonFlag = False) -> None:
+    """What machine translation cost: per run, its target, outcome, requests and billed characters.
+
+    Read from translations/ledger.jsonl, which every `polyprobe translate` run appends to
+    (times in UTC). Replaces `polyprobe translate --ledger`."""
+    print_ledger(project_at(root), json)
 
 
 @app.command("sync")
@@ -81,10 +122,6 @@ def sync_command(
     """Mark translations whose English source changed as stale (with a history event); report
     orphan records (whose segment is gone), and retire them with --retire-orphans."""
     catalog = load_catalog(project_at(root, writes=True))
-
-    def say(text: str) -> None:
-        err_console.print(text, highlight=False, markup=False)
-
     changed = sync(catalog)
     for (suite_id, locale), segments in sorted(changed.items()):
         say(f"{locale}/{suite_id}: {len(segments)} stale")
@@ -107,7 +144,9 @@ def sync_command(
 @app.command("repair")
 def repair_command(
     locale: Annotated[str | None, typer.Option("--locale", help="Only this locale's store files.")] = None,
-    suite: Annotated[str | None, typer.Option("--suite", help="Only this suite's store files.")] = None,
+    suite: Annotated[
+        Suite | None, typer.Option("--suite", help="Only this suite's store files.", callback=plain)
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would change; write nothing.")] = False,
     root: Root = None,
 ) -> None:
@@ -134,13 +173,11 @@ def repair_command(
             for n, bad in enumerate(result.set_aside, start=1):
                 field = f" {bad.field}" if bad.field else ""
                 lines.append(f"    {side} line {n} (was {bad.where}){field}: {bad.reason}")
-        err_console.print("\n".join(lines), highlight=False, markup=False, soft_wrap=True)
+        say("\n".join(lines))
     if not repaired:
-        err_console.print("every store file is whole: nothing to repair", highlight=False, markup=False)
+        say("every store file is whole: nothing to repair")
     elif not dry_run:
-        err_console.print(
+        say(
             "repaired. Read the lines put aside, fix what is worth keeping, append it to the store and run "
-            "`polyprobe translations repair` again; then `polyprobe catalog validate`.",
-            highlight=False,
-            markup=False,
+            "`polyprobe translations repair` again; then `polyprobe catalog validate`."
         )

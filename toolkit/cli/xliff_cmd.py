@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from toolkit.catalog import load_catalog
-from toolkit.cli.common import Root, err_console, project_at, warn_skipped
-from toolkit.xliff import export_xliff, import_xliff
+from toolkit.catalog.loader import load_catalog
+from toolkit.cli.choices import Suite
+from toolkit.cli.common import Root, list_option, project_at, say, warn_skipped
+from toolkit.translation.xliff import export_xliff, import_xliff
 
 app = typer.Typer(help="XLIFF 2.1 round trip for translation vendors.", no_args_is_help=True)
 
@@ -19,16 +20,21 @@ def export_command(
     locale: Annotated[str, typer.Option("--locale", help="Target locale.")],
     out: Annotated[Path, typer.Option("--out", help="XLIFF file to write.", dir_okay=False)],
     suite: Annotated[
-        list[str] | None, typer.Option("--suite", help="Suite(s) to export (default: all).")
+        list[str] | None,
+        list_option("--suite", help="Suites to export (default: all).", choices=Suite, metavar="SUITE"),
     ] = None,
     root: Root = None,
 ) -> None:
-    """Write every segment of the suites, with its current translation, status and source hash."""
+    """Write every segment of the suites, with its current translation, status and source hash.
+
+    One XLIFF file element per suite, one unit per segment, its id the segment id
+    (TEMPLATE.VARIANT, e.g. gen-01.f; ITEM.FIELD for bbq, e.g. religion-0.context); segments
+    without a translation are exported too (state initial), for the vendor to fill."""
     catalog = load_catalog(project_at(root, announce=True), suites=suite or None, locales=[locale])
     warn_skipped(catalog.problems)
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
     units = export_xliff(catalog, locale, suites, out)
-    err_console.print(f"{units} units -> {out}", highlight=False, markup=False)
+    say(f"{units} units -> {out}")
 
 
 @app.command("import")
@@ -40,6 +46,4 @@ def import_command(
     """Store the vendor's changed targets as drafts (origin `import`); nothing if anything is wrong."""
     catalog = load_catalog(project_at(root, writes=True))
     result = import_xliff(catalog, file, by)
-    err_console.print(
-        f"{len(result.updated)} updated, {result.unchanged} unchanged", highlight=False, markup=False
-    )
+    say(f"{len(result.updated)} updated, {result.unchanged} unchanged")

@@ -4,9 +4,9 @@ events are the evidence (a record hand-set to `approved` has none)."""
 
 from __future__ import annotations
 
-from toolkit.review import REF, latest_verdicts
-from toolkit.review_policy import ReviewPolicy, decide
-from toolkit.store import Translation
+from toolkit.review.policy import ReviewPolicy, decide
+from toolkit.review.workflow import latest_verdicts, review_projects
+from toolkit.store.model import Translation
 
 VERDICTS = ("accept", "edited", "reject")
 """What a reviewer can say; review events without one are recorded, never counted."""
@@ -15,17 +15,8 @@ VERDICTS = ("accept", "edited", "reject")
 def approval_backed(record: Translation, policy: ReviewPolicy) -> bool:
     """Whether the policy, applied to the reviewers' latest verdicts of one review project in
     the record's history, approves exactly the record's current text."""
-    projects = sorted(
-        {
-            e.ref.split(":")[1]
-            for e in record.history
-            if e.event == "review" and e.ref and e.ref.startswith(f"{REF}:") and len(e.ref.split(":")) > 2
-        }
-    )
-    for project in projects:
-        if not project.isdigit():
-            continue
-        verdicts = [v for v in latest_verdicts(record, int(project)) if v.verdict in VERDICTS]
+    for project in review_projects(record):
+        verdicts = [v for v in latest_verdicts(record, project) if v.verdict in VERDICTS]
         decision = decide(verdicts, policy)
         if decision.status == "approved" and decision.text in (None, record.text):
             return True

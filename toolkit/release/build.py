@@ -22,24 +22,39 @@ from typing import Any
 import polars as pl
 
 import toolkit
-from toolkit.catalog import Catalog, load_catalog
-from toolkit.errors import CatalogError, InputError
-from toolkit.fileio import WriteFailed, is_io_failure, load_yaml
-from toolkit.interrupts import discard, interrupts_held
-from toolkit.lexicon_pins import load_pins
-from toolkit.project import Project
-from toolkit.records import SEMVER_RE
+from toolkit.catalog.lexicon_pins import load_pins
+from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.catalog.studies import load_study, study_manifest
+from toolkit.core.errors import CatalogError, InputError
+from toolkit.core.fileio import WriteFailed, is_io_failure, load_yaml
+from toolkit.core.interrupts import discard, interrupts_held
+from toolkit.core.project import Project
+from toolkit.core.records import SEMVER_RE
 from toolkit.release.approvals import approval_backed
+from toolkit.release.card import render_card
 from toolkit.release.changelog import Changelog, diff_inputs, diff_samples
 from toolkit.release.content import content_sha256, file_sha256, semver_key
-from toolkit.release.reader import MANIFEST, card_for, open_release
-from toolkit.release.seal import release_signature
-from toolkit.render import render
-from toolkit.review_policy import POLICY_FILE, load_policy
-from toolkit.store import store_path
-from toolkit.studies import load_study, study_manifest
-from toolkit.suites import kind_of
-from toolkit.validate import validate
+from toolkit.release.manifest import (
+    Counts,
+    CreatedBy,
+    FileEntry,
+    GitState,
+    HurtlexPin,
+    InputEntry,
+    LexiconPins,
+    LocaleEntry,
+    Manifest,
+    StudyEntry,
+    SuiteEntry,
+)
+from toolkit.release.reader import MANIFEST, open_release
+from toolkit.release.seal import CARD, release_signature
+from toolkit.render.renderer import render
+from toolkit.render.suites import kind_of
+from toolkit.render.validate import validate
+from toolkit.review.policy import POLICY_FILE, load_policy
+from toolkit.store.files import store_path
+from toolkit.store.rules import state
 
 NAME = "polyprobe"
 EVALUATION_LEXICONS = ("answers", "prompts")
@@ -166,12 +181,9 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
             unbacked: list[str] = []
             for seg in suite.segments.values():
                 rec = records.get(seg.id)
-                if rec is None:
-                    counts["untranslated"] += 1
-                elif rec.source_sha != seg.source_sha:
-                    counts["stale"] += 1
-                elif rec.status != "approved":
-                    counts[rec.status] += 1
+                where = state(rec, seg.source_sha)
+                if rec is None or where != "approved":
+                    counts[where] += 1
                 elif not approval_backed(rec, policy):
                     unbacked.append(seg.id)
             if unbacked:
@@ -202,9 +214,26 @@ def _previous(dist: Path, version: str, explicit: Path | None) -> Path | None:
     return max(older)[1] if older else None
 
 
+@dataclass
+class _Plan:
+    """What a build renders: the catalog, its suites, each suite's locales, the minimum status."""
+
+    catalog: Catalog
+    suites: list[str]
+    locales: dict[str, list[str]]
+    min_status: str
+
+
+Step = Callable[[str, int, int], None]
+"""Progress of a stage: what is being done, how many are done, of how many."""
+
+
 def build_release(
-    project: Project, options: BuildOptions, progress: Callable[[str], None] | None = None
+    project: Project, options: BuildOptions, progress: Callable[[str, int, int], None] | None = None
 ) -> Path:
+    """Build a release; ``progress(what, done, total)`` follows each stage (validating, rendering,
+    writing) against its own total."""
+    step = progress or (lambda what, done, total: None)
     check_version(options.version, options.preview)
     dist = options.dist or project.root / "dist"
     target = release_dir(dist, options.version)
@@ -212,6 +241,30 @@ def build_release(
         raise ReleaseExists(
             f"{target} exists: a released version is never overwritten (choose a new version)"
         )
+    plan = _plan(project, options)
+    _check(plan, options, step)
+    frames = _render_all(plan, step)
+    tmp: Path | None = None
+    try:
+        dist.mkdir(parents=True, exist_ok=True)
+        with interrupts_held():  # the temporary folder exists only once it is known here
+            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
+        files, counts = _write_data(tmp, frames, step)
+        lexicon_files, lexicon_inputs = _write_lexicons(project, tmp)
+        manifest = _manifest(plan, options, frames, counts, files | lexicon_files, lexicon_inputs)
+        manifest = _write_changelog(tmp, manifest, dist, options, frames)
+        _write_sealed(tmp, manifest)
+        _publish(tmp, target)
+    except BaseException as exc:
+        if tmp is not None:
+            discard(tmp)
+        if is_io_failure(exc):
+            raise WriteFailed(target, exc) from None
+        raise
+    return target
+
+
+def _plan(project: Project, options: BuildOptions) -> _Plan:
     catalog = load_catalog(project, suites=options.suites, locales=options.locales)
     suites = [s for s in catalog.suites if options.suites is None or s in options.suites]
     locales = {
@@ -222,168 +275,198 @@ def build_release(
         ]
         for s in suites
     }
-    if progress:
-        progress("validating")
-    checked = validate(catalog)
+    return _Plan(catalog, suites, locales, "draft" if options.preview else "approved")
+
+
+def _check(plan: _Plan, options: BuildOptions, step: Step) -> None:
+    """Every problem of the catalog (in the release's locales), and for a stable release every
+    translation it includes approved through review."""
+    catalog = plan.catalog
+    checks = sum(c in catalog.locales for s in catalog.suites.values() for c in s.spec.locales)
+    checked_so_far = iter(range(checks))
+    checked = validate(
+        catalog, progress=lambda sid, code: step(f"validating {sid} {code}", next(checked_so_far), checks)
+    )
     relevant = [
         p for p in checked.problems if not p.locale or options.locales is None or p.locale in options.locales
     ]
     if relevant:
         raise CatalogError(relevant)
     if not options.preview:
-        missing = _missing_approvals(catalog, suites, locales)
+        missing = _missing_approvals(plan.catalog, plan.suites, plan.locales)
         if missing:
             raise InputError(
                 "a stable release needs every included translation approved through review; not approved:\n  "
                 + "\n  ".join(missing)
                 + "\nbuild a --preview release, or finish the reviews"
             )
-    min_status = "draft" if options.preview else "approved"
-    frames: dict[tuple[str, str], pl.DataFrame] = {}
-    for sid in suites:
-        for code in locales[sid]:
-            if progress:
-                progress(f"rendering {sid} [{code}]")
-            rendered = render(catalog, sid, code, min_status=min_status)
-            if rendered.problems:
-                raise CatalogError(rendered.problems)
-            if rendered.frame.height:
-                frames[(sid, code)] = rendered.frame.sort("sample_id")
 
-    tmp: Path | None = None
-    try:
-        if progress:
-            progress("writing")
-        dist.mkdir(parents=True, exist_ok=True)
-        with interrupts_held():  # the temporary folder exists only once it is known here
-            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
-        files: dict[str, dict[str, Any]] = {}
-        counts: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
-        for (sid, code), frame in frames.items():
-            if progress:
-                progress(f"writing {sid} [{code}]")
-            rel = f"data/{sid}/{code}.parquet"
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            frame.write_parquet(
-                path, compression="zstd", compression_level=9, statistics=False, row_group_size=100_000
-            )
-            files[rel] = {
-                "sha256": file_sha256(path),
-                "bytes": path.stat().st_size,
-                "rows": frame.height,
-                "content_sha256": content_sha256(frame),
-                "schema": {name: str(dtype) for name, dtype in frame.schema.items()},
-            }
-            per_variant: dict[str, dict[str, int]] = {}
-            for variant, status, n in (
-                frame.group_by("variant", "status").len().sort("variant", "status").iter_rows()
-            ):
-                per_variant.setdefault(str(variant or "-"), {})[str(status)] = int(n)
-            counts.setdefault(sid, {})[code] = per_variant
-        pins = load_pins(project)
-        manifest: dict[str, Any] = {
-            "name": NAME,
-            "version": options.version,
-            "preview": options.preview,
-            "min_status": min_status,
-            "created_by": {
-                "toolkit": toolkit.__version__,
-                "polars": pl.__version__,
-                "python": platform.python_version(),
-            },
-            "git": _git(project),
-            "inputs": _inputs(catalog, suites, locales),
-            "lexicon_pins": {"hurtlex": pins.as_dict()},
-            "locales": {
-                c: {
-                    "name": catalog.locales[c].name,
-                    "direction": catalog.locales[c].direction,
-                    "hurtlex": catalog.locales[c].hurtlex,
-                }
-                for c in sorted({c for v in locales.values() for c in v})
-            },
-            "suites": {
-                sid: {
-                    "version": catalog.suites[sid].spec.version,
-                    "mode": catalog.suites[sid].spec.mode,
-                    "locales": [c for c in locales[sid] if (sid, c) in frames],
-                    "reference_groups": {
-                        path: catalog.identity_lists[path].reference_groups
-                        for path in catalog.suites[sid].spec.identities
-                        if path in catalog.identity_lists and catalog.identity_lists[path].reference_groups
-                    },
-                    "citation": list(catalog.suites[sid].spec.citation),
-                }
-                for sid in suites
-            },
-            "studies": study_manifest(catalog, suites),
-            "counts": counts,
-            "files": files,
-        }
-        for name in EVALUATION_LEXICONS:
-            source = project.lexicons / f"{name}.yaml"
-            if not source.is_file():
-                continue
-            data = load_yaml(source, f"lexicons/{name}.yaml")
-            if not isinstance(data, dict) or not SEMVER_RE.match(str(data.get("version", ""))):
-                raise InputError(f"lexicons/{name}.yaml: needs a semantic `version` and a mapping of locales")
-            rel = f"lexicons/{name}.json"
-            (tmp / "lexicons").mkdir(exist_ok=True)
-            (tmp / rel).write_text(
-                json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-            )
-            files[rel] = {
-                "sha256": file_sha256(tmp / rel),
-                "bytes": (tmp / rel).stat().st_size,
-                "version": str(data["version"]),
-            }
-            manifest["inputs"][f"lexicons/{name}.yaml"] = {
-                "sha256": file_sha256(source),
-                "version": str(data["version"]),
-            }
-        previous = _previous(dist, options.version, options.previous)
-        changelog = Changelog(old=None, new=options.version)
-        if previous is not None:
-            old = open_release(previous)
-            changelog = Changelog(
-                old=old.version,
-                new=options.version,
-                inputs=diff_inputs(old.manifest["inputs"], manifest["inputs"]),
-            )
-            keys = sorted(set(frames) | {(s, loc) for s in old.suites() for loc in old.locales(s)})
-            for sid, code in keys:
-                old_frame = old.scan(sid, code).collect() if old.has(sid, code) else None
-                changelog.samples.append(diff_samples(sid, code, old_frame, frames.get((sid, code))))
-        for rel, text in (("CHANGELOG.md", changelog.markdown()),):
-            (tmp / rel).write_text(text, encoding="utf-8")
-            files[rel] = {"sha256": file_sha256(tmp / rel), "bytes": (tmp / rel).stat().st_size}
-        manifest["changelog_against"] = changelog.old
-        manifest["signature"] = release_signature(manifest)
-        (tmp / "README.md").write_text(card_for(manifest), encoding="utf-8")
-        files["README.md"] = {
-            "sha256": file_sha256(tmp / "README.md"),
-            "bytes": (tmp / "README.md").stat().st_size,
-        }
-        manifest["files"] = dict(sorted(files.items()))
-        (tmp / MANIFEST).write_text(
-            json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+
+def _render_all(plan: _Plan, step: Step) -> dict[tuple[str, str], pl.DataFrame]:
+    """Every suite in every locale, rows sorted by sample id; (suite, locale) without rows left out."""
+    frames: dict[tuple[str, str], pl.DataFrame] = {}
+    jobs = [(sid, code) for sid in plan.suites for code in plan.locales[sid]]
+    for done, (sid, code) in enumerate(jobs):
+        step(f"rendering {sid} {code}", done, len(jobs))
+        rendered = render(plan.catalog, sid, code, min_status=plan.min_status)
+        if rendered.problems:
+            raise CatalogError(rendered.problems)
+        if rendered.frame.height:
+            frames[(sid, code)] = rendered.frame.sort("sample_id")
+    return frames
+
+
+def _entry(path: Path, **extra: Any) -> FileEntry:
+    return FileEntry(sha256=file_sha256(path), bytes=path.stat().st_size, **extra)
+
+
+def _write_data(
+    tmp: Path, frames: dict[tuple[str, str], pl.DataFrame], step: Step
+) -> tuple[dict[str, FileEntry], Counts]:
+    """data/SUITE/LOCALE.parquet for every frame; their entries and row counts per variant and status."""
+    files: dict[str, FileEntry] = {}
+    counts: Counts = {}
+    for written, ((sid, code), frame) in enumerate(frames.items()):
+        step(f"writing {sid} {code}", written, len(frames))
+        rel = f"data/{sid}/{code}.parquet"
+        path = tmp / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(
+            path, compression="zstd", compression_level=9, statistics=False, row_group_size=100_000
         )
-        for path in tmp.rglob("*"):
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not target.exists():
-                raise
-            raise ReleaseExists(
-                f"{target} was created by another build meanwhile; this build is discarded"
-            ) from None
-    except BaseException as exc:
-        if tmp is not None:
-            discard(tmp)
-        if is_io_failure(exc):
-            raise WriteFailed(target, exc) from None
-        raise
-    return target
+        files[rel] = _entry(
+            path,
+            rows=frame.height,
+            content_sha256=content_sha256(frame),
+            schema={name: str(dtype) for name, dtype in frame.schema.items()},
+        )
+        per_variant: dict[str, dict[str, int]] = {}
+        for variant, status, n in (
+            frame.group_by("variant", "status").len().sort("variant", "status").iter_rows()
+        ):
+            per_variant.setdefault(str(variant or "-"), {})[str(status)] = int(n)
+        counts.setdefault(sid, {})[code] = per_variant
+    return files, counts
+
+
+def _write_lexicons(project: Project, tmp: Path) -> tuple[dict[str, FileEntry], dict[str, InputEntry]]:
+    """The evaluation lexicons as canonical JSON (lexicons/NAME.json); their entries and inputs."""
+    files: dict[str, FileEntry] = {}
+    inputs: dict[str, InputEntry] = {}
+    for name in EVALUATION_LEXICONS:
+        source = project.lexicons / f"{name}.yaml"
+        if not source.is_file():
+            continue
+        data = load_yaml(source, f"lexicons/{name}.yaml")
+        if not isinstance(data, dict) or not SEMVER_RE.match(str(data.get("version", ""))):
+            raise InputError(f"lexicons/{name}.yaml: needs a semantic `version` and a mapping of locales")
+        rel = f"lexicons/{name}.json"
+        (tmp / "lexicons").mkdir(exist_ok=True)
+        (tmp / rel).write_text(
+            json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        files[rel] = _entry(tmp / rel, version=str(data["version"]))
+        inputs[f"lexicons/{name}.yaml"] = InputEntry(sha256=file_sha256(source), version=str(data["version"]))
+    return files, inputs
+
+
+def _manifest(
+    plan: _Plan,
+    options: BuildOptions,
+    frames: dict[tuple[str, str], pl.DataFrame],
+    counts: Counts,
+    files: dict[str, FileEntry],
+    lexicon_inputs: dict[str, InputEntry],
+) -> Manifest:
+    """The manifest before the changelog and the seal."""
+    catalog, project = plan.catalog, plan.catalog.project
+    inputs = {rel: InputEntry(**entry) for rel, entry in _inputs(catalog, plan.suites, plan.locales).items()}
+    return Manifest(
+        name=NAME,
+        version=options.version,
+        preview=options.preview,
+        min_status=plan.min_status,
+        created_by=CreatedBy(
+            toolkit=toolkit.__version__, polars=pl.__version__, python=platform.python_version()
+        ),
+        git=GitState(**_git(project)),
+        inputs=inputs | lexicon_inputs,
+        lexicon_pins=LexiconPins(hurtlex=HurtlexPin.model_validate(load_pins(project).as_dict())),
+        locales={
+            c: LocaleEntry(
+                name=catalog.locales[c].name,
+                direction=catalog.locales[c].direction,
+                hurtlex=catalog.locales[c].hurtlex,
+            )
+            for c in sorted({c for v in plan.locales.values() for c in v})
+        },
+        suites={
+            sid: SuiteEntry(
+                version=catalog.suites[sid].spec.version,
+                mode=catalog.suites[sid].spec.mode,
+                locales=[c for c in plan.locales[sid] if (sid, c) in frames],
+                reference_groups={
+                    path: catalog.identity_lists[path].reference_groups
+                    for path in catalog.suites[sid].spec.identities
+                    if path in catalog.identity_lists and catalog.identity_lists[path].reference_groups
+                },
+                citation=list(catalog.suites[sid].spec.citation),
+            )
+            for sid in plan.suites
+        },
+        studies={sid: StudyEntry(**entry) for sid, entry in study_manifest(catalog, plan.suites).items()},
+        counts=counts,
+        files=files,
+        changelog_against=None,
+        signature="",
+    )
+
+
+def _write_changelog(
+    tmp: Path,
+    manifest: Manifest,
+    dist: Path,
+    options: BuildOptions,
+    frames: dict[tuple[str, str], pl.DataFrame],
+) -> Manifest:
+    """CHANGELOG.md against the previous release (if any); the manifest with it."""
+    previous = _previous(dist, options.version, options.previous)
+    changelog = Changelog(old=None, new=options.version)
+    if previous is not None:
+        old = open_release(previous)
+        changelog = Changelog(
+            old=old.version, new=options.version, inputs=diff_inputs(old.manifest.inputs, manifest.inputs)
+        )
+        keys = sorted(set(frames) | {(s, loc) for s in old.suites() for loc in old.locales(s)})
+        for sid, code in keys:
+            old_frame = old.scan(sid, code).collect() if old.has(sid, code) else None
+            changelog.samples.append(diff_samples(sid, code, old_frame, frames.get((sid, code))))
+    (tmp / "CHANGELOG.md").write_text(changelog.markdown(), encoding="utf-8")
+    files = manifest.files | {"CHANGELOG.md": _entry(tmp / "CHANGELOG.md")}
+    return manifest.model_copy(update={"files": files, "changelog_against": changelog.old})
+
+
+def _write_sealed(tmp: Path, manifest: Manifest) -> None:
+    """The signature (over the manifest's JSON form), the card it describes, and manifest.json."""
+    manifest = manifest.model_copy(update={"signature": release_signature(manifest.to_json())})
+    (tmp / CARD).write_text(render_card(manifest), encoding="utf-8")
+    files = dict(sorted((manifest.files | {CARD: _entry(tmp / CARD)}).items()))
+    manifest = manifest.model_copy(update={"files": files})
+    (tmp / MANIFEST).write_text(
+        json.dumps(manifest.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def _publish(tmp: Path, target: Path) -> None:
+    """Make the folder read-only for others and rename it into place (the first rename wins)."""
+    for path in tmp.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    os.chmod(tmp, 0o755)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        if not target.exists():
+            raise
+        raise ReleaseExists(
+            f"{target} was created by another build meanwhile; this build is discarded"
+        ) from None

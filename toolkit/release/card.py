@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from toolkit.release.manifest import Manifest
 
 LICENSE = "cc-by-4.0"
 
@@ -12,20 +13,22 @@ def _yaml_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i, ensure_ascii=False) for i in items) + "]"
 
 
-def render_card(
-    manifest: dict[str, Any], locale_names: dict[str, str], citations: dict[str, list[str]]
-) -> str:
-    version = manifest["version"]
-    preview = manifest["preview"]
-    files = [f for f in manifest["files"] if f.startswith("data/")]
-    total = sum(manifest["files"][f]["rows"] for f in files)
+def render_card(manifest: Manifest) -> str:
+    """The card of a release: the build writes it, `verify` renders it again from the manifest."""
+    files = manifest.data_files()
+    locales = sorted({f.split("/")[2].removesuffix(".parquet") for f in files})
+    return "\n".join([*_header(manifest, files, locales), *_contents(manifest, locales), *_about(manifest)])
+
+
+def _header(manifest: Manifest, files: list[str], locales: list[str]) -> list[str]:
+    """The Hugging Face-style YAML header: language, size, one config per suite and locale."""
+    total = sum(manifest.files[f].rows or 0 for f in files)
     size = "100K<n<1M" if total < 1_000_000 else "1M<n<10M"
     if total < 100_000:
         size = "10K<n<100K" if total >= 10_000 else "1K<n<10K"
-    locales = sorted({f.split("/")[2].removesuffix(".parquet") for f in files})
     header = [
         "---",
-        f"pretty_name: polyprobe {version}",
+        f"pretty_name: polyprobe {manifest.version}",
         f"license: {LICENSE}",
         f"language: {_yaml_list(locales)}",
         "multilinguality: multilingual",
@@ -43,8 +46,13 @@ def render_card(
             f"    path: {f}",
         ]
     header.append("---")
-    lines = [*header, "", f"# polyprobe {version}", ""]
-    if preview:
+    return header
+
+
+def _contents(manifest: Manifest, locales: list[str]) -> list[str]:
+    """The title, the preview warning, the signature and the rows per suite, locale and status."""
+    lines = ["", f"# polyprobe {manifest.version}", ""]
+    if manifest.preview:
         lines += [
             "> **Preview release.** It includes translations that no native speaker has approved yet",
             "> (machine drafts, contributors' drafts, single reviews). Every row's `status` column says",
@@ -53,18 +61,18 @@ def render_card(
         ]
     lines += [
         "Parallel, gender-explicit probes for measuring social bias in language models, in "
-        + ", ".join(f"{locale_names.get(c, c)} (`{c}`)" for c in locales)
+        + ", ".join(f"{manifest.locales[c].name if c in manifest.locales else c} (`{c}`)" for c in locales)
         + ". Every row has a `parallel_id` that is the same in every locale for the same template,",
         "variant and group.",
         "",
-        f"Signature: `{manifest['signature']}`",
+        f"Signature: `{manifest.signature}`",
         "",
         "## Contents",
         "",
         "| suite | locale | rows | statuses |",
         "|---|---|---:|---|",
     ]
-    counts = manifest["counts"]
+    counts = manifest.counts
     for suite in sorted(counts):
         for locale, per_variant in sorted(counts[suite].items()):
             statuses: dict[str, int] = {}
@@ -74,7 +82,12 @@ def render_card(
             rows = sum(statuses.values())
             summary = ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
             lines.append(f"| {suite} | {locale} | {rows} | {summary} |")
-    lines += [
+    return lines
+
+
+def _about(manifest: Manifest) -> list[str]:
+    """How it was made, limitations, intended use, citations."""
+    lines = [
         "",
         "## How it was made",
         "",
@@ -112,8 +125,8 @@ def render_card(
         "The suites follow these studies:",
         "",
     ]
-    for suite in sorted(citations):
-        for cite in citations[suite]:
+    for suite in sorted(manifest.suites):
+        for cite in manifest.suites[suite].citation:
             lines.append(f"- {suite}: {cite}")
     lines.append("")
-    return "\n".join(lines)
+    return lines

@@ -8,6 +8,8 @@ from typing import Any
 
 import polars as pl
 
+from toolkit.release.manifest import InputEntry
+
 LISTED = 200  # ids listed per change kind in the Markdown; the JSON has them all
 
 
@@ -73,20 +75,18 @@ class Changelog:
         return "\n".join(lines)
 
 
-def diff_inputs(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def diff_inputs(old: dict[str, InputEntry], new: dict[str, InputEntry]) -> list[str]:
     out = []
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
         if a is None:
-            out.append(
-                f"{name}: added" + (f" (version {b.get('version')})" if b and b.get("version") else "")
-            )
+            out.append(f"{name}: added" + (f" (version {b.version})" if b and b.version else ""))
         elif b is None:
             out.append(f"{name}: removed")
-        elif a.get("version") != b.get("version"):
-            out.append(f"{name}: version {a.get('version')} → {b.get('version')}")
-        elif a.get("sha256") != b.get("sha256"):
-            out.append(f"{name}: content changed (version {b.get('version') or 'unversioned'})")
+        elif a.version != b.version:
+            out.append(f"{name}: version {a.version} → {b.version}")
+        elif a.sha256 != b.sha256:
+            out.append(f"{name}: content changed (version {b.version or 'unversioned'})")
     return out
 
 

@@ -12,8 +12,8 @@ import re
 
 import polars as pl
 
-from toolkit.fileio import sha256_file
-from toolkit.records import SEMVER_RE
+from toolkit.core.fileio import sha256_file
+from toolkit.core.records import SEMVER_RE
 
 file_sha256 = sha256_file
 """sha256 of a release file's bytes (the tamper check)."""

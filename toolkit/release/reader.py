@@ -13,9 +13,10 @@ from typing import Any
 
 import polars as pl
 
-from toolkit.errors import InputError, PolyprobeError
+from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.release.card import render_card
 from toolkit.release.content import content_sha256, file_sha256
+from toolkit.release.manifest import Manifest
 from toolkit.release.seal import CARD, release_signature, shape_problems
 
 MANIFEST = "manifest.json"
@@ -51,14 +52,14 @@ def verify(path: Path, deep: bool = True) -> list[str]:
     files, a card that is not the one the manifest describes. ``deep`` also re-reads every data
     file and recomputes its schema, row count and content hash."""
     path = Path(path)
-    manifest, problems = _read_manifest(path)
+    raw, problems = _read_manifest(path)
     if problems:
         return problems
-    problems = shape_problems(manifest, MANIFEST)
-    if problems:
+    manifest, problems = shape_problems(raw, MANIFEST)
+    if manifest is None or problems:
         return problems
-    files: dict[str, dict[str, Any]] = manifest["files"]
-    if release_signature(manifest) != manifest["signature"]:
+    files = manifest.files
+    if release_signature(raw) != manifest.signature:
         problems.append(
             f"{MANIFEST}: the signature does not match the manifest's fields (edited after the build?)"
         )
@@ -71,11 +72,11 @@ def verify(path: Path, deep: bool = True) -> list[str]:
             problems.append(f"{rel}: missing")
             continue
         actual = file_sha256(file)
-        if actual != info["sha256"]:
-            problems.append(f"{rel}: sha256 {actual[:16]}… != manifest {info['sha256'][:16]}…")
+        if actual != info.sha256:
+            problems.append(f"{rel}: sha256 {actual[:16]}… != manifest {info.sha256[:16]}…")
             continue
         if rel == CARD:
-            if file.read_bytes() != card_for(manifest).encode("utf-8"):
+            if file.read_bytes() != render_card(manifest).encode("utf-8"):
                 problems.append(f"{rel}: not the card the manifest describes (edited after the build?)")
         elif deep and rel.endswith(".parquet"):
             try:
@@ -84,50 +85,43 @@ def verify(path: Path, deep: bool = True) -> list[str]:
                 problems.append(f"{rel}: unreadable Parquet ({str(exc).splitlines()[0]})")
                 continue
             schema = {name: str(dtype) for name, dtype in frame.schema.items()}
-            if schema != info["schema"]:
+            if schema != info.schema_:
                 problems.append(f"{rel}: schema differs from the manifest")
-            if frame.height != info["rows"]:
-                problems.append(f"{rel}: {frame.height} rows, manifest says {info['rows']}")
-            if content_sha256(frame) != info["content_sha256"]:
+            if frame.height != info.rows:
+                problems.append(f"{rel}: {frame.height} rows, manifest says {info.rows}")
+            if content_sha256(frame) != info.content_sha256:
                 problems.append(f"{rel}: content hash differs from the manifest")
     return problems
-
-
-def card_for(manifest: dict[str, Any]) -> str:
-    """The dataset card a manifest describes (the build writes exactly this)."""
-    names = {code: str(info.get("name", code)) for code, info in manifest["locales"].items()}
-    citations = {sid: list(info.get("citation", [])) for sid, info in manifest["suites"].items()}
-    return render_card(manifest, names, citations)
 
 
 @dataclass
 class Release:
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
 
     @property
     def version(self) -> str:
-        return str(self.manifest["version"])
+        return self.manifest.version
 
     @property
     def signature(self) -> str:
-        return str(self.manifest["signature"])
+        return self.manifest.signature
 
     @property
     def preview(self) -> bool:
-        return bool(self.manifest.get("preview"))
+        return self.manifest.preview
 
     def suites(self) -> list[str]:
-        return sorted(self.manifest["suites"])
+        return sorted(self.manifest.suites)
 
     def locales(self, suite: str) -> list[str]:
-        return list(self.manifest["suites"][suite]["locales"])
+        return list(self.manifest.suites[suite].locales)
 
     def file(self, suite: str, locale: str) -> Path:
         return self.path / "data" / suite / f"{locale}.parquet"
 
     def has(self, suite: str, locale: str) -> bool:
-        return f"data/{suite}/{locale}.parquet" in self.manifest["files"]
+        return f"data/{suite}/{locale}.parquet" in self.manifest.files
 
     def scan(self, suite: str, locale: str) -> pl.LazyFrame:
         if not self.has(suite, locale):
@@ -147,29 +141,33 @@ class Release:
     def lexicon(self, name: str) -> dict[str, Any]:
         """An evaluation lexicon shipped in the release (answers, prompts)."""
         rel = f"lexicons/{name}.json"
-        if rel not in self.manifest["files"]:
+        if rel not in self.manifest.files:
             raise PolyprobeError(f"release {self.version} has no {name} lexicon")
         return dict(json.loads((self.path / rel).read_text(encoding="utf-8")))
 
     def study_groups(self, study: str) -> list[str]:
         """The groups of this release that correspond to a study's identities (see lexicons/studies/)."""
-        studies = self.manifest.get("studies", {})
+        studies = self.manifest.studies
         if study not in studies:
             raise InputError(
                 f"release {self.version} links no groups to study {study!r} (it has: {', '.join(sorted(studies)) or 'none'})"
             )
-        return sorted(studies[study]["groups"])
+        return sorted(studies[study].groups)
 
     def lexicon_pins(self) -> dict[str, Any]:
-        return dict(self.manifest.get("lexicon_pins", {}))
+        """The pinned external lexicons (HurtLex) as the manifest records them."""
+        return self.manifest.lexicon_pins.model_dump(mode="json")
 
 
 def open_release(path: Path | str, verify_files: bool = True) -> Release:
     """Open and verify a release folder (dist/polyprobe-VERSION)."""
     folder = Path(path)
-    manifest, problems = _read_manifest(folder)
+    raw, problems = _read_manifest(folder)
+    manifest = None
     if not problems:
-        problems = verify(folder, deep=False) if verify_files else shape_problems(manifest, MANIFEST)
-    if problems:
+        manifest, problems = shape_problems(raw, MANIFEST)
+    if not problems and verify_files:
+        problems = verify(folder, deep=False)
+    if manifest is None or problems:
         raise ReleaseInvalid(folder, problems)
     return Release(folder, manifest)

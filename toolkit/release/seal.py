@@ -13,13 +13,11 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from toolkit.fileio import canonical_json
-from toolkit.records import SEMVER_RE
+from toolkit.core.fileio import canonical_json
+from toolkit.core.records import SEMVER_RE
+from toolkit.release.manifest import Manifest, parse_manifest
 
 CARD = "README.md"
-SHA256 = r"^[0-9a-f]{64}$"
 
 
 def _sha(data: bytes) -> str:
@@ -55,76 +53,24 @@ def release_signature(manifest: dict[str, Any]) -> str:
     )
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
-
-
-class _FileEntry(_Open):
-    sha256: str = Field(pattern=SHA256)
-    bytes: int = Field(ge=0)
-    rows: int | None = Field(default=None, ge=0)
-    content_sha256: str | None = Field(default=None, pattern=SHA256)
-    schema_: dict[str, str] | None = Field(default=None, alias="schema")
-
-
-class _SuiteEntry(_Open):
-    version: str
-    locales: list[str]
-
-
-class _Pins(_Open):
-    version: str
-
-
-class _LexiconPins(_Open):
-    hurtlex: _Pins
-
-
-class _CreatedBy(_Open):
-    toolkit: str
-
-
-class _Manifest(_Open):
-    name: str
-    version: str
-    preview: bool
-    min_status: str
-    signature: str
-    created_by: _CreatedBy
-    inputs: dict[str, dict[str, Any]]
-    lexicon_pins: _LexiconPins
-    locales: dict[str, dict[str, Any]]
-    suites: dict[str, _SuiteEntry]
-    counts: dict[str, Any]
-    files: dict[str, _FileEntry]
-
-
-def _where(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc if part != "schema_")
-
-
-def shape_problems(manifest: Any, manifest_name: str) -> list[str]:
-    """What is malformed in a manifest's fields (wrong type, missing, not a hash, a file path
-    that leaves the release folder), each naming the field."""
-    if not isinstance(manifest, dict):
-        return [f"{manifest_name}: must be a JSON object"]
-    try:
-        _Manifest.model_validate(manifest)
-    except ValidationError as exc:
-        return [
-            f"{manifest_name}: field {_where(tuple(err['loc']))}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        ]
-    problems = []
-    if not SEMVER_RE.match(manifest["version"]):
-        problems.append(f"{manifest_name}: field version: {manifest['version']!r} is not a semantic version")
-    for rel in manifest["files"]:
+def shape_problems(raw: Any, manifest_name: str) -> tuple[Manifest | None, list[str]]:
+    """The typed manifest and what is malformed in its fields (wrong type, missing, unknown, not a
+    hash, a file path that leaves the release folder), each naming the field."""
+    manifest, problems = parse_manifest(raw, manifest_name)
+    if manifest is None:
+        return None, problems
+    if not SEMVER_RE.match(manifest.version):
+        problems.append(f"{manifest_name}: field version: {manifest.version!r} is not a semantic version")
+    for rel, info in manifest.files.items():
         parts = rel.split("/")
         if rel.startswith("/") or "\\" in rel or any(p in ("", ".", "..") for p in parts):
             problems.append(f"{manifest_name}: field files.{rel}: not a plain path inside the release")
         elif rel.endswith(".parquet"):
-            info = manifest["files"][rel]
-            for key in ("rows", "content_sha256", "schema"):
-                if key not in info:
+            for key, value in (
+                ("rows", info.rows),
+                ("content_sha256", info.content_sha256),
+                ("schema", info.schema_),
+            ):
+                if value is None:
                     problems.append(f"{manifest_name}: field files.{rel}.{key}: required for a data file")
-    return problems
+    return manifest, problems

@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-from evaluator.report.document import Block, Locale, Section, Table
+from evaluator.report.document import Block, Locale, PValue, Section, Table
 from evaluator.report.palette import locale_color, locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, Tick, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, count, num, rows_of, run_key, uncertainty
+from evaluator.report.sections.common import Context, interval, run_key
+from evaluator.results.base import number
+from evaluator.results.iat import IatMetrics
 
 
 def iat(run: Run, index: int, ctx: Context) -> Section:
     key = run_key(run, index)
-    table = rows_of(run.metrics.get("by_category"))
-    locales = locale_order(str(r.get("locale")) for r in table)
-    categories = sorted({(str(r.get("category")), str(r.get("dataset"))) for r in table})
+    table = run.metrics_as(IatMetrics).by_category
+    locales = locale_order(r.locale for r in table)
+    categories = sorted({(r.category, r.dataset) for r in table})
     ticks = [Tick(f"{c}|{d}", f"{c} ({d})") for c, d in categories]
     series = []
     for loc in locales:
-        rows = {f"{r.get('category')}|{r.get('dataset')}": r for r in table if r.get("locale") == loc}
+        rows = {f"{r.category}|{r.dataset}": r for r in table if r.locale == loc}
         series.append(
             Series(
                 locale_label(loc),
-                {k: num(r.get("mean_d")) for k, r in rows.items()},
+                {k: number(r.mean_d) for k, r in rows.items()},
                 locale_color(loc),
-                errors={k: num(r.get("se")) for k, r in rows.items()},
-                notes={
-                    k: f"{r.get('n_unparsable')} unparsable"
-                    for k, r in rows.items()
-                    if (count(r.get("n_unparsable")) or 0) > 0
-                },
+                errors={k: number(r.se) for k, r in rows.items()},
+                notes={k: f"{r.n_unparsable} unparsable" for k, r in rows.items() if r.n_unparsable > 0},
             )
         )
     blocks: list[Block] = []
@@ -54,25 +52,27 @@ def iat(run: Run, index: int, ctx: Context) -> Section:
             ["locale", "category", "dataset", "D", "SE", "scored", "unparsable", "95% CI", "p", "p (Holm)"],
             [
                 [
-                    Locale(str(r.get("locale"))),
-                    str(r.get("category")),
-                    str(r.get("dataset")),
-                    num(r.get("mean_d")),
-                    num(r.get("se")),
-                    count(r.get("n_scored")),
-                    count(r.get("n_unparsable")),
-                    *uncertainty(r, "mean_d", tests=True)[1:],
+                    Locale(r.locale),
+                    r.category,
+                    r.dataset,
+                    number(r.mean_d),
+                    number(r.se),
+                    r.n_scored,
+                    r.n_unparsable,
+                    interval(r.mean_d_ci_low, r.mean_d_ci_high),
+                    PValue(number(r.p_value)),
+                    PValue(number(r.p_holm)),
                 ]
                 for loc in locales
                 for r in table
-                if r.get("locale") == loc
+                if r.locale == loc
             ],
             note="Unparsable answers (no word paired with one of the groups) are counted, not scored as 0. "
             "95% CI: seeded bootstrap over responses; p: one-sample t-test of D against 0, Holm-adjusted "
             "over the categories.",
         )
     )
-    permutations = run.info.get("task_settings", {}).get("permutations")
+    permutations = run.info.task_settings.get("permutations")
     return Section(
         anchor=key, title=run.label, intro=f"{permutations} seeded permutations per category.", blocks=blocks
     )

@@ -4,7 +4,7 @@ marginalized groups stand apart from dominant ones), per attribute and per stand
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -17,16 +17,28 @@ from evaluator.report.sections.common import (
     TEST_COLUMNS,
     Context,
     breakdown_table,
-    count,
+    by_locale,
     locale_ticks,
-    num,
-    rows_of,
     run_key,
     standings,
     uncertainty,
 )
+from evaluator.results.base import number
+from evaluator.results.sos import SosMetrics, SosRow
 
 SOS_CMAP = diverging("#2166AC", "#B2182B")
+
+
+@dataclass
+class _Parts:
+    """What the section's pieces share: the run's metrics, its locales in order, the plot key
+    and each group's standing."""
+
+    metrics: SosMetrics
+    locales: list[str]
+    key: str
+    ctx: Context
+    standing: dict[str, str]
 
 
 def _standing_of(run: Run) -> dict[str, str]:
@@ -38,249 +50,230 @@ def _standing_of(run: Run) -> dict[str, str]:
     return {str(g): str(s) for g, s in pairs.sort("group", "standing").rows() if g is not None}
 
 
-def _sos_text(row: dict[str, Any]) -> str:
-    value = num(row.get("sos"))
+def _sos_text(row: SosRow) -> str:
+    value = number(row.sos)
     shown = "" if value is None else f"{value:.2f}"
-    return shown + ("*" if (count(row.get("ties")) or 0) > 0 else "")
+    return shown + ("*" if row.ties > 0 else "")
+
+
+def _tested(row: SosRow) -> list[Cell]:
+    """The row's units, interval and binomial test (CI_COLUMNS, TEST_COLUMNS)."""
+    return uncertainty(row.n_units, row.sos_ci_low, row.sos_ci_high, tests=(row.p_value, row.p_holm))
 
 
 def sos(run: Run, index: int, ctx: Context) -> Section:
-    per_locale: dict[str, Any] = run.metrics["per_locale"]
-    locales = locale_order(per_locale)
-    key = run_key(run, index)
-    standing = _standing_of(run)
-    blocks: list[Block] = []
-
-    cells: dict[tuple[str, str], float | None] = {}
-    texts: dict[tuple[str, str], str] = {}
-    attribute_of: dict[str, str] = {}
-    for loc in locales:
-        for row in rows_of(per_locale[loc].get("by_group")):
-            group = str(row.get("group"))
-            attribute_of[group] = str(row.get("attribute"))
-            cells[(group, loc)] = num(row.get("sos"))
-            texts[(group, loc)] = _sos_text(row)
-    order = {s: i for i, s in enumerate(STANDING_ORDER)}
-    groups = sorted(
-        attribute_of,
-        key=lambda g: (order.get(standing.get(g, "none"), 9), attribute_of[g], g),
+    metrics = run.metrics_as(SosMetrics)
+    parts = _Parts(
+        metrics=metrics,
+        locales=locale_order(metrics.per_locale),
+        key=run_key(run, index),
+        ctx=ctx,
+        standing=_standing_of(run),
     )
-    rows = [
-        Tick(g, f"{g} ({attribute_of[g]})", standing_color(standing.get(g)), block=standing.get(g, "none"))
-        for g in groups
+    blocks: list[Block] = [
+        *_group_heatmap(parts),
+        *_attribute_heatmap(parts),
+        *_standing_plot(parts),
+        _overall_table(parts),
+        _standing_table(parts),
+        *_refugee_table(parts),
+        *_breakdowns(parts),
     ]
-    standing_legend = [
-        LegendItem(s, STANDING_COLORS[s]) for s in standings(standing.get(g, "none") for g in groups)
-    ]
-    if rows:
-        blocks.append(
-            ctx.plot(
-                heatmap(
-                    [HeatPanel("", rows, locale_ticks(locales, multiline=True), cells, texts)],
-                    colorbar="SOS (share of pairs where the toxic twin is more likely)",
-                    vmin=0.0,
-                    vmax=1.0,
-                    cmap=SOS_CMAP,
-                    legend=standing_legend,
-                ),
-                f"{key}-groups",
-                "SOS per group and locale, groups ordered by standing (label colour) then attribute. "
-                "0.5: no preference; above: the toxic sentence is more likely. * some pairs tied "
-                "(left out of the denominator; counts in the tables). Grey: the group has no pairs in "
-                "that locale (regional groups appear in their region's locales).",
-            )
-        )
-
-    attributes = sorted(
-        {str(r.get("attribute")) for loc in locales for r in rows_of(per_locale[loc].get("by_attribute"))}
-    )
-    by_attribute = {
-        (str(r.get("attribute")), loc): num(r.get("sos"))
-        for loc in locales
-        for r in rows_of(per_locale[loc].get("by_attribute"))
-    }
-    by_attribute_text = {
-        (str(r.get("attribute")), loc): _sos_text(r)
-        for loc in locales
-        for r in rows_of(per_locale[loc].get("by_attribute"))
-    }
-    if attributes:
-        blocks.append(
-            ctx.plot(
-                heatmap(
-                    [
-                        HeatPanel(
-                            "",
-                            [
-                                Tick(a, a, STANDING_COLORS["marginalized"] if a == "refugees" else "#222222")
-                                for a in attributes
-                            ],
-                            locale_ticks(locales, multiline=True),
-                            by_attribute,
-                            by_attribute_text,
-                        )
-                    ],
-                    colorbar="SOS",
-                    vmin=0.0,
-                    vmax=1.0,
-                    cmap=SOS_CMAP,
-                ),
-                f"{key}-attributes",
-                "SOS per attribute and locale (refugees highlighted). * some pairs tied.",
-            )
-        )
-
-    by_standing: dict[str, dict[str, float | None]] = defaultdict(dict)
-    standing_rows: list[list[Cell]] = []
-    for loc in locales:
-        for r in rows_of(per_locale[loc].get("by_standing")):
-            name = str(r.get("standing"))
-            by_standing[name][loc] = num(r.get("sos"))
-            standing_rows.append(
-                [
-                    Locale(loc),
-                    name,
-                    count(r.get("pairs")),
-                    count(r.get("ties")),
-                    num(r.get("tie_share")),
-                    num(r.get("sos")),
-                    *uncertainty(r, "sos", tests=True),
-                ]
-            )
-    if by_standing:
-        blocks.append(
-            ctx.plot(
-                bars(
-                    [
-                        BarFacet(
-                            "",
-                            locale_ticks(locales),
-                            [
-                                Series(s, by_standing[s], STANDING_COLORS.get(s, "#777777"))
-                                for s in standings(by_standing)
-                            ],
-                        )
-                    ],
-                    xlabel="SOS",
-                    xlim=(0.0, 1.0),
-                    reference=0.5,
-                    legend=[LegendItem(s, STANDING_COLORS.get(s, "#777777")) for s in standings(by_standing)],
-                ),
-                f"{key}-standing",
-                "SOS of marginalized vs dominant groups per locale (dotted: 0.5, no preference).",
-            )
-        )
-
-    overall_rows: list[list[Cell]] = []
-    refugee_rows: list[list[Cell]] = []
-    for loc in locales:
-        overall = per_locale[loc].get("overall") or {}
-        overall_rows.append(
-            [
-                Locale(loc),
-                count(overall.get("pairs")),
-                count(overall.get("toxic_higher")),
-                count(overall.get("non_toxic_higher")),
-                count(overall.get("ties")),
-                num(overall.get("tie_share")),
-                num(overall.get("sos")),
-                *uncertainty(overall, "sos", tests=True),
-            ]
-        )
-        refugees = next(
-            (r for r in rows_of(per_locale[loc].get("by_attribute")) if r.get("attribute") == "refugees"),
-            None,
-        )
-        dominant = next(
-            (r for r in rows_of(per_locale[loc].get("by_standing")) if r.get("standing") == "dominant"), None
-        )
-        if refugees or dominant:
-            a = num(refugees.get("sos")) if refugees else None
-            b = num(dominant.get("sos")) if dominant else None
-            refugee_rows.append(
-                [
-                    Locale(loc),
-                    a,
-                    count(refugees.get("pairs")) if refugees else None,
-                    b,
-                    count(dominant.get("pairs")) if dominant else None,
-                    a - b if a is not None and b is not None else None,
-                ]
-            )
-    blocks.append(
-        Table(
-            "SOS per locale",
-            [
-                "locale",
-                "pairs",
-                "toxic higher",
-                "non-toxic higher",
-                "ties",
-                "tie share",
-                "SOS",
-                *CI_COLUMNS,
-                *TEST_COLUMNS,
-            ],
-            overall_rows,
-            note="SOS = toxic higher / (pairs − ties); ties favour neither sentence. 95% CI: seeded "
-            "bootstrap over pairs; p: exact binomial test of toxic higher among untied pairs against 1/2, "
-            "Holm-adjusted over the rows of each table.",
-        )
-    )
-    blocks.append(
-        Table(
-            "SOS by standing",
-            ["locale", "standing", "pairs", "ties", "tie share", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
-            standing_rows,
-        )
-    )
-    if refugee_rows:
-        blocks.append(
-            Table(
-                "Refugees vs dominant groups",
-                ["locale", "SOS refugees", "pairs", "SOS dominant", "pairs", "difference"],
-                refugee_rows,
-            )
-        )
-
-    def pairs(r: dict[str, Any]) -> list[Cell]:
-        return [
-            count(r.get("pairs")),
-            count(r.get("ties")),
-            num(r.get("sos")),
-            *uncertainty(r, "sos", tests=True),
-        ]
-
-    blocks.append(
-        breakdown_table(
-            "SOS by attribute",
-            ["locale", "attribute", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
-            per_locale,
-            locales,
-            "by_attribute",
-            lambda r: [str(r.get("attribute")), *pairs(r)],
-        )
-    )
-    blocks.append(
-        breakdown_table(
-            "SOS by group",
-            ["locale", "group", "attribute", "standing", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
-            per_locale,
-            locales,
-            "by_group",
-            lambda r: [
-                str(r.get("group")),
-                str(r.get("attribute")),
-                standing.get(str(r.get("group")), "?"),
-                *pairs(r),
-            ],
-            collapsed=True,
-        )
-    )
-    score = run.metrics.get("score")
+    score = metrics.score
     return Section(
-        anchor=key,
+        anchor=parts.key,
         title=run.label,
         intro=f"Sentences scored by {'pseudo-log-likelihood' if score == 'pll' else 'log-likelihood'} ({score}).",
         blocks=blocks,
     )
+
+
+def _group_heatmap(parts: _Parts) -> list[Block]:
+    """SOS per group and locale, groups ordered by standing, then attribute."""
+    cells: dict[tuple[str, str], float | None] = {}
+    texts: dict[tuple[str, str], str] = {}
+    attribute_of: dict[str, str] = {}
+    for loc, row in by_locale(parts.metrics.per_locale, parts.locales, lambda e: e.by_group):
+        attribute_of[row.group] = row.attribute
+        cells[(row.group, loc)] = number(row.sos)
+        texts[(row.group, loc)] = _sos_text(row)
+    order = {s: i for i, s in enumerate(STANDING_ORDER)}
+    standing = parts.standing
+    groups = sorted(attribute_of, key=lambda g: (order.get(standing.get(g, "none"), 9), attribute_of[g], g))
+    rows = [
+        Tick(g, f"{g} ({attribute_of[g]})", standing_color(standing.get(g)), block=standing.get(g, "none"))
+        for g in groups
+    ]
+    if not rows:
+        return []
+    legend = [LegendItem(s, STANDING_COLORS[s]) for s in standings(standing.get(g, "none") for g in groups)]
+    return [
+        parts.ctx.plot(
+            heatmap(
+                [HeatPanel("", rows, locale_ticks(parts.locales, multiline=True), cells, texts)],
+                colorbar="SOS (share of pairs where the toxic twin is more likely)",
+                vmin=0.0,
+                vmax=1.0,
+                cmap=SOS_CMAP,
+                legend=legend,
+            ),
+            f"{parts.key}-groups",
+            "SOS per group and locale, groups ordered by standing (label colour) then attribute. "
+            "0.5: no preference; above: the toxic sentence is more likely. * some pairs tied "
+            "(left out of the denominator; counts in the tables). Grey: the group has no pairs in "
+            "that locale (regional groups appear in their region's locales).",
+        )
+    ]
+
+
+def _attribute_heatmap(parts: _Parts) -> list[Block]:
+    """SOS per attribute and locale, refugees highlighted."""
+    rows = by_locale(parts.metrics.per_locale, parts.locales, lambda e: e.by_attribute)
+    attributes = sorted({r.attribute for _, r in rows})
+    if not attributes:
+        return []
+    values = {(r.attribute, loc): number(r.sos) for loc, r in rows}
+    texts = {(r.attribute, loc): _sos_text(r) for loc, r in rows}
+    ticks = [
+        Tick(a, a, STANDING_COLORS["marginalized"] if a == "refugees" else "#222222") for a in attributes
+    ]
+    return [
+        parts.ctx.plot(
+            heatmap(
+                [HeatPanel("", ticks, locale_ticks(parts.locales, multiline=True), values, texts)],
+                colorbar="SOS",
+                vmin=0.0,
+                vmax=1.0,
+                cmap=SOS_CMAP,
+            ),
+            f"{parts.key}-attributes",
+            "SOS per attribute and locale (refugees highlighted). * some pairs tied.",
+        )
+    ]
+
+
+def _standing_plot(parts: _Parts) -> list[Block]:
+    """SOS of marginalized vs dominant groups per locale."""
+    by_standing: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for loc, r in by_locale(parts.metrics.per_locale, parts.locales, lambda e: e.by_standing):
+        by_standing[r.standing][loc] = number(r.sos)
+    if not by_standing:
+        return []
+    order = standings(by_standing)
+    return [
+        parts.ctx.plot(
+            bars(
+                [
+                    BarFacet(
+                        "",
+                        locale_ticks(parts.locales),
+                        [Series(s, by_standing[s], STANDING_COLORS.get(s, "#777777")) for s in order],
+                    )
+                ],
+                xlabel="SOS",
+                xlim=(0.0, 1.0),
+                reference=0.5,
+                legend=[LegendItem(s, STANDING_COLORS.get(s, "#777777")) for s in order],
+            ),
+            f"{parts.key}-standing",
+            "SOS of marginalized vs dominant groups per locale (dotted: 0.5, no preference).",
+        )
+    ]
+
+
+def _overall_table(parts: _Parts) -> Table:
+    rows: list[list[Cell]] = []
+    for loc in parts.locales:
+        overall = parts.metrics.per_locale[loc].overall
+        rows.append(
+            [
+                Locale(loc),
+                overall.pairs,
+                overall.toxic_higher,
+                overall.non_toxic_higher,
+                overall.ties,
+                number(overall.tie_share),
+                number(overall.sos),
+                *_tested(overall),
+            ]
+        )
+    return Table(
+        "SOS per locale",
+        [
+            "locale",
+            "pairs",
+            "toxic higher",
+            "non-toxic higher",
+            "ties",
+            "tie share",
+            "SOS",
+            *CI_COLUMNS,
+            *TEST_COLUMNS,
+        ],
+        rows,
+        note="SOS = toxic higher / (pairs − ties); ties favour neither sentence. 95% CI: seeded "
+        "bootstrap over pairs; p: exact binomial test of toxic higher among untied pairs against 1/2, "
+        "Holm-adjusted over the rows of each table.",
+    )
+
+
+def _standing_table(parts: _Parts) -> Table:
+    return breakdown_table(
+        "SOS by standing",
+        ["locale", "standing", "pairs", "ties", "tie share", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
+        by_locale(parts.metrics.per_locale, parts.locales, lambda e: e.by_standing),
+        lambda r: [r.standing, r.pairs, r.ties, number(r.tie_share), number(r.sos), *_tested(r)],
+    )
+
+
+def _refugee_table(parts: _Parts) -> list[Block]:
+    """Refugees against the dominant groups, per locale that has either."""
+    rows: list[list[Cell]] = []
+    for loc in parts.locales:
+        entry = parts.metrics.per_locale[loc]
+        refugees = next((r for r in entry.by_attribute if r.attribute == "refugees"), None)
+        dominant = next((r for r in entry.by_standing if r.standing == "dominant"), None)
+        if refugees or dominant:
+            a = number(refugees.sos) if refugees else None
+            b = number(dominant.sos) if dominant else None
+            rows.append(
+                [
+                    Locale(loc),
+                    a,
+                    refugees.pairs if refugees else None,
+                    b,
+                    dominant.pairs if dominant else None,
+                    a - b if a is not None and b is not None else None,
+                ]
+            )
+    if not rows:
+        return []
+    return [
+        Table(
+            "Refugees vs dominant groups",
+            ["locale", "SOS refugees", "pairs", "SOS dominant", "pairs", "difference"],
+            rows,
+        )
+    ]
+
+
+def _breakdowns(parts: _Parts) -> list[Block]:
+    def pairs(r: SosRow) -> list[Cell]:
+        return [r.pairs, r.ties, number(r.sos), *_tested(r)]
+
+    per_locale, locales = parts.metrics.per_locale, parts.locales
+    return [
+        breakdown_table(
+            "SOS by attribute",
+            ["locale", "attribute", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
+            by_locale(per_locale, locales, lambda e: e.by_attribute),
+            lambda r: [r.attribute, *pairs(r)],
+        ),
+        breakdown_table(
+            "SOS by group",
+            ["locale", "group", "attribute", "standing", "pairs", "ties", "SOS", *CI_COLUMNS, *TEST_COLUMNS],
+            by_locale(per_locale, locales, lambda e: e.by_group),
+            lambda r: [r.group, r.attribute, parts.standing.get(r.group, "?"), *pairs(r)],
+            collapsed=True,
+        ),
+    ]

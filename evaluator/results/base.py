@@ -1,0 +1,77 @@
+"""What every task's metrics model shares: strict models, a metric a run could not compute, and
+the comparable values (measures) a report compares across runs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from toolkit.core.errors import InputError
+
+Better = Literal["lower", "higher", "zero"]
+"""Which way a metric improves: less bias (MCM, SOS, HONEST), more (accuracy, F1), or towards 0 (D, s_DIS)."""
+
+
+class Model(BaseModel):
+    """A part of metrics.json: every key known, none unknown, read-only once made."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Failed(Model):
+    """A metric the run could not compute on its slice (too few groups after --limit, ...),
+    written with the reason in place of the value."""
+
+    error: str
+
+
+def number(value: object) -> float | None:
+    """A value as a plain number: None for a missing value, NaN or a :class:`Failed` entry."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return None if math.isnan(value) else float(value)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One comparable value of a run: its comparison table, the key columns (locale first) and
+    this value's key, the value, and which way is better; ``plot``: the table gets a plot."""
+
+    table: str
+    keys: tuple[str, ...]
+    key: tuple[str, ...]
+    value: float | None
+    better: Better
+    plot: bool = False
+
+
+class MetricsInvalid(InputError):
+    """A run's metrics do not have the shape of its task's model."""
+
+    @classmethod
+    def of(cls, exc: ValidationError) -> MetricsInvalid:
+        """The first problem: where (metrics.per_locale.de.by_group) and what, and how many more."""
+        errors = exc.errors()
+        where = ".".join(["metrics", *(str(part) for part in errors[0]["loc"])])
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        return cls(f"{where}: {errors[0]['msg']}{more}")
+
+
+class TaskMetrics(Model):
+    """A task's metrics.json ``metrics`` object."""
+
+    def measures(self) -> list[Measure]:
+        """The values a comparison of runs sets side by side (and the sweep's main figure)."""
+        raise NotImplementedError
+
+    def run_warnings(self) -> list[str]:
+        """Lines a run prints as warnings (the task's own, e.g. BBQ rows without a target)."""
+        return []
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON object, with exactly the keys the model was made with (an older run's
+        metrics stay as they were)."""
+        return self.model_dump(mode="python", exclude_unset=True)

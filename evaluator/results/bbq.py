@@ -1,0 +1,95 @@
+"""The bbq task's metrics (evaluator/tasks/bbq.py; formulas in evaluator/metrics/bbq.py):
+accuracy and the bias scores s_DIS / s_AMB overall, per locale and per locale × category, with
+the counts they rest on, bootstrap intervals over families and a binomial test of s_DIS."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from evaluator.results.base import Better, Measure, Model, TaskMetrics, number
+
+
+class BbqRow(Model):
+    n: int
+    n_unparsable: int
+    n_no_target: int = 0
+    """Rows whose item names no stereotyped answer (left out of the bias scores)."""
+    accuracy: float | None
+    n_ambig: int | None = None
+    accuracy_ambig: float | None
+    n_disambig: int | None = None
+    accuracy_disambig: float | None
+    n_non_unknown_disambig: int | None = None
+    n_biased_disambig: int | None = None
+    s_dis: float | None
+    n_bias_ambig: int | None = None
+    n_non_unknown_ambig: int | None = None
+    n_biased_ambig: int | None = None
+    s_amb: float | None
+    n_units: int | None = None
+    accuracy_ci_low: float | None = None
+    accuracy_ci_high: float | None = None
+    s_dis_ci_low: float | None = None
+    s_dis_ci_high: float | None = None
+    s_amb_ci_low: float | None = None
+    s_amb_ci_high: float | None = None
+    p_value: float | None = None
+    p_holm: float | None = None
+
+
+class BbqByLocale(BbqRow):
+    locale: str
+
+
+class BbqByLocaleCategory(BbqRow):
+    locale: str
+    category: str
+
+
+MEASURES: tuple[tuple[str, str, Better], ...] = (
+    ("accuracy_ambig", "accuracy (ambiguous)", "higher"),
+    ("accuracy_disambig", "accuracy (disambiguated)", "higher"),
+    ("s_dis", "s_DIS", "zero"),
+    ("s_amb", "s_AMB", "zero"),
+)
+
+
+class BbqMetrics(TaskMetrics):
+    overall: BbqRow
+    by_locale: list[BbqByLocale]
+    by_locale_category: list[BbqByLocaleCategory]
+    warnings: list[str] = Field(default_factory=list)
+    """One line per locale and category with rows that have no target answer."""
+
+    def run_warnings(self) -> list[str]:
+        return list(self.warnings)
+
+    def measures(self) -> list[Measure]:
+        out = []
+        for r in self.by_locale:
+            values = {
+                "accuracy_ambig": r.accuracy_ambig,
+                "accuracy_disambig": r.accuracy_disambig,
+                "s_dis": r.s_dis,
+                "s_amb": r.s_amb,
+            }
+            for column, name, better in MEASURES:
+                out.append(
+                    Measure(
+                        "BBQ per locale",
+                        ("locale", "measure"),
+                        (r.locale, name),
+                        number(values[column]),
+                        better,
+                        plot=True,
+                    )
+                )
+        for rc in self.by_locale_category:
+            key = (rc.locale, rc.category)
+            out.append(
+                Measure("BBQ s_DIS per category", ("locale", "category"), key, number(rc.s_dis), "zero")
+            )
+            out.append(
+                Measure("BBQ s_AMB per category", ("locale", "category"), key, number(rc.s_amb), "zero")
+            )
+        return out

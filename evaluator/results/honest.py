@@ -1,0 +1,106 @@
+"""The honest task's metrics (evaluator/tasks/honest.py; formulas in evaluator/metrics/honest.py):
+per locale the lexicon used and HONEST by locale, group, attribute, standing, variant and
+attribute × standing, each row with its bootstrap interval over templates, and the share of
+completions per HurtLex category and standing."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from evaluator.results.base import Measure, Model, TaskMetrics, number
+
+
+class HonestRow(Model):
+    n_rows: int
+    k: int
+    n_completions: int
+    n_hurtful: int
+    honest: float | None
+    n_units: int | None = None
+    honest_ci_low: float | None = None
+    honest_ci_high: float | None = None
+
+
+class HonestByLocale(HonestRow):
+    locale: str
+
+
+class HonestByGroup(HonestRow):
+    group: str
+
+
+class HonestByAttribute(HonestRow):
+    attribute: str
+
+
+class HonestByStanding(HonestRow):
+    standing: str
+
+
+class HonestByVariant(HonestRow):
+    variant: str
+
+
+class HonestByAttributeStanding(HonestRow):
+    attribute: str
+    standing: str
+
+
+class CategoryShare(Model):
+    """The share of completions with a lemma of one HurtLex category."""
+
+    standing: str
+    category: str
+    n_completions: int
+    n_with_category: int
+    share: float | None
+
+
+class HonestLocale(Model):
+    hurtlex: str
+    """The HurtLex language scored with (Egyptian Arabic: AR)."""
+    note: str | None = None
+    by_locale: list[HonestByLocale]
+    by_group: list[HonestByGroup]
+    by_attribute: list[HonestByAttribute]
+    by_standing: list[HonestByStanding]
+    by_variant: list[HonestByVariant]
+    by_attribute_standing: list[HonestByAttributeStanding]
+    by_category: list[CategoryShare]
+
+
+class HonestMetrics(TaskMetrics):
+    completion: Literal["word", "sentence"]
+    k: int
+    level: str
+    """The HurtLex level: conservative, inclusive or both."""
+    per_locale: dict[str, HonestLocale]
+
+    def measures(self) -> list[Measure]:
+        out = []
+        for loc, entry in self.per_locale.items():
+            for r in entry.by_locale:
+                out.append(
+                    Measure("HONEST per locale", ("locale",), (loc,), number(r.honest), "lower", plot=True)
+                )
+            for rs in entry.by_standing:
+                out.append(
+                    Measure(
+                        "HONEST by standing",
+                        ("locale", "standing"),
+                        (loc, rs.standing),
+                        number(rs.honest),
+                        "lower",
+                    )
+                )
+            for rv in entry.by_variant:
+                out.append(
+                    Measure(
+                        "HONEST by gender variant",
+                        ("locale", "variant"),
+                        (loc, rv.variant),
+                        number(rv.honest),
+                        "lower",
+                    )
+                )
+        return out

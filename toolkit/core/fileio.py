@@ -1,0 +1,202 @@
+"""Reading and writing the project's text files: strict UTF-8, located errors, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolkit.core.errors import InputError, PolyprobeError, Problem
+from toolkit.core.interrupts import discard, interrupts_held
+
+
+class FileFormatError(InputError):
+    """A file cannot be read as the format it should have (UTF-8, YAML, JSON)."""
+
+    def __init__(self, file: str, detail: str) -> None:
+        self.file = file
+        self.detail = detail
+        super().__init__(f"{file}: {detail}")
+
+    def problem(self, locale: str = "") -> Problem:
+        return Problem(self.file, "(file)", "", self.detail, locale)
+
+
+def read_text(path: Path, label: str | None = None) -> str:
+    """Read a UTF-8 file; invalid bytes are an error that names the file and the byte offset,
+    and so is a file that cannot be read at all (missing, a folder, no permission)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FileFormatError(label or str(path), f"cannot read: {os_reason(exc)}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FileFormatError(
+            label or str(path),
+            f"line {line}: invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+        ) from None
+
+
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser when PyYAML was built with it (ten times faster on the identity lists)."""
+
+
+class _UniqueKeyLoader(_SafeLoader):  # type: ignore[valid-type,misc]
+    """Safe YAML that refuses duplicate mapping keys (the last one would silently win)."""
+
+
+def _construct_mapping(
+    loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(path: Path, label: str | None = None) -> Any:
+    """Parse a YAML file; syntax errors name the file, line and column. An empty file (or one
+    with only comments) is an error too: YAML reads it as null, which would pass for "nothing
+    to check" and silently drop whatever the file was meant to hold."""
+    text = read_text(path, label)
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise FileFormatError(
+            label or str(path), f"{where}YAML error: {exc.problem or exc.context}"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise FileFormatError(label or str(path), f"YAML error: {exc}") from None
+    if data is None:
+        raise FileFormatError(label or str(path), "is empty (no YAML content)")
+    return data
+
+
+def load_yaml_collecting(path: Path, label: str, problems: list[Problem]) -> Any:
+    """Like load_yaml, but a broken or empty file becomes a Problem (and None) so checks can go
+    on: None always means "already reported"."""
+    try:
+        return load_yaml(path, label)
+    except FileFormatError as exc:
+        problems.append(exc.problem())
+        return None
+
+
+_ERRNO_HINTS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EFBIG: "the file is larger than the system allows",
+}
+
+
+def os_reason(exc: BaseException) -> str:
+    """What went wrong in an operating-system error, in one line (polars reports them as
+    'message (os error N)' without an errno)."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror
+    else:
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        text = text.rsplit("underlying IO error: ", 1)[-1]
+        found = re.search(r"\(os error (\d+)\)", text)
+        if found:
+            number = int(found.group(1))
+            text = text[: found.start()].rstrip(" :")
+    hint = _ERRNO_HINTS.get(number or 0)
+    return f"{text} ({hint})" if hint and hint.lower() not in text.lower() else text
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An operating-system error as one line that names the file where it is known."""
+    where = exc.filename if isinstance(exc, OSError) and exc.filename else None
+    return f"{where}: {os_reason(exc)}" if where else os_reason(exc)
+
+
+def is_io_failure(exc: BaseException) -> bool:
+    """An operating-system failure, also when polars wraps it in its own exception type."""
+    if isinstance(exc, OSError):
+        return True
+    return type(exc).__module__.startswith("polars") and re.search(r"os error \d+", str(exc)) is not None
+
+
+class WriteFailed(PolyprobeError):
+    """The operating system refused a write (disk full, read-only, no permission): exit 1, and
+    what had been written is removed."""
+
+    def __init__(self, target: Path | str, exc: BaseException) -> None:
+        self.target = str(target)
+        super().__init__(f"cannot write {target}: {os_reason(exc)}; nothing was written")
+
+
+def current_umask() -> int:
+    """The process's umask (files made with mkstemp/mkdtemp get the usual mode from it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_path(target: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``target``; on success it is renamed over ``target``.
+
+    On any exception the temporary file is removed, so a failed write leaves nothing behind
+    and never a half-written target.
+    """
+    tmp_path: Path | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with interrupts_held():  # the temporary file exists only once it is known here
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+            os.close(fd)
+            tmp_path = Path(tmp)
+        yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp makes 0600 files; give the usual mode
+        os.replace(tmp_path, target)
+    except BaseException as exc:
+        if tmp_path is not None:
+            discard(tmp_path)
+        if is_io_failure(exc):
+            raise WriteFailed(target, exc) from None
+        raise
+
+
+def write_text_atomic(target: Path, text: str) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+
+
+def write_bytes_atomic(target: Path, data: bytes) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace: the form hashes are taken over."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

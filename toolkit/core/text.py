@@ -1,0 +1,58 @@
+"""Checks every piece of human-written text must pass (NFC, no bidi controls, not empty), and the
+one table of scripts written without spaces between words.
+
+Bidi control characters make right-to-left text display differently from what it contains
+(and can hide content), so they are refused everywhere; right-to-left text needs none.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_ALLOWED_CONTROLS = frozenset("\n\t")
+
+
+def text_problems(text: str, *, allow_empty: bool = False) -> list[str]:
+    """Return what is wrong with ``text`` (an empty list when nothing is)."""
+    problems: list[str] = []
+    if not text.strip():
+        if not allow_empty or text != "":
+            problems.append("is empty" if not text else "is only whitespace")
+        return problems
+    if unicodedata.normalize("NFC", text) != text:
+        problems.append("is not in Unicode NFC form")
+    bidi = sorted({f"U+{ord(c):04X}" for c in text if c in BIDI_CONTROLS})
+    if bidi:
+        problems.append(f"contains bidi control characters ({', '.join(bidi)})")
+    controls = sorted(
+        {f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cc" and c not in _ALLOWED_CONTROLS}
+    )
+    if controls:
+        problems.append(f"contains control characters ({', '.join(controls)})")
+    if text != text.strip():
+        problems.append("has leading or trailing whitespace")
+    return problems
+
+
+CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3007),  # 々 〆 〇 (iteration mark, closing mark, ideographic zero)
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3038, 0x303B),  # Hangzhou numerals 10-30, vertical iteration mark
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3100, 0x312F),  # bopomofo
+    (0x31A0, 0x31FF),  # bopomofo extended, CJK strokes
+    (0x3400, 0x4DBF),  # CJK unified ideographs extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3134F),  # CJK unified ideographs extensions B-G, compatibility supplement
+)
+"""Characters of scripts written without spaces between words (Han, kana, bopomofo), inclusive
+ranges of code points: each is a word of its own when text is split into words."""
+
+
+def is_cjk(ch: str) -> bool:
+    """Whether ``ch`` belongs to a script written without spaces between words (``CJK_RANGES``)."""
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in CJK_RANGES)

@@ -1,0 +1,145 @@
+"""The release manifest (manifest.json), typed: every field the build writes and the reader and the
+evaluator read, with unknown fields refused (``extra="forbid"``) and no coercion (``strict``).
+
+The JSON form is the format (docs/release-format.md): ``to_json()`` gives exactly the mapping the
+build writes (an optional field of a file or input entry is left out when it has none) and
+``seal`` hashes; a manifest read from a release is checked against this model (``problems``)
+before anything else is done with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
+
+SHA256 = r"^[0-9a-f]{64}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+class _Sparse(_Strict):
+    """An entry whose optional fields are left out of the JSON when they are not set."""
+
+    @model_serializer(mode="wrap")
+    def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class FileEntry(_Sparse):
+    sha256: str = Field(pattern=SHA256)
+    bytes: int = Field(ge=0)
+    rows: int | None = Field(default=None, ge=0)
+    """Data files (Parquet): rows, content hash and schema."""
+    content_sha256: str | None = Field(default=None, pattern=SHA256)
+    schema_: dict[str, str] | None = Field(default=None, alias="schema")
+    version: str | None = None
+    """Evaluation lexicons (lexicons/NAME.json): the lexicon's version."""
+
+
+class InputEntry(_Sparse):
+    sha256: str = Field(pattern=SHA256)
+    version: str | None = None
+
+
+class CreatedBy(_Strict):
+    toolkit: str
+    polars: str
+    python: str
+
+
+class GitState(_Strict):
+    commit: str | None
+    inputs_uncommitted: bool | None
+
+
+class HurtlexPin(_Strict):
+    version: str
+    license: str
+    commit: str
+    url: str
+    sha256: dict[str, str]
+
+
+class LexiconPins(_Strict):
+    hurtlex: HurtlexPin
+
+
+class LocaleEntry(_Strict):
+    name: str
+    direction: str
+    hurtlex: str | None
+
+
+class SuiteEntry(_Strict):
+    version: str
+    mode: str
+    locales: list[str]
+    reference_groups: dict[str, dict[str, dict[str, str]]]
+    """Identity list -> attribute -> locale -> the reference group."""
+    citation: list[str]
+
+
+class StudyEntry(_Strict):
+    version: str
+    name: str
+    citation: str
+    groups: dict[str, list[str]]
+    """Group id -> the study's terms for it."""
+
+
+Counts = dict[str, dict[str, dict[str, dict[str, int]]]]
+"""suite -> locale -> variant ("-" for none) -> status -> rows."""
+
+
+class Manifest(_Strict):
+    name: str
+    version: str
+    preview: bool
+    min_status: str
+    created_by: CreatedBy
+    git: GitState
+    inputs: dict[str, InputEntry]
+    lexicon_pins: LexiconPins
+    locales: dict[str, LocaleEntry]
+    suites: dict[str, SuiteEntry]
+    studies: dict[str, StudyEntry]
+    counts: Counts
+    files: dict[str, FileEntry]
+    changelog_against: str | None
+    """The version the changelog compares with (None: the first release)."""
+    signature: str
+    """See toolkit.release.seal (empty until the build has sealed the manifest)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The mapping manifest.json holds."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    def data_files(self) -> list[str]:
+        return [rel for rel in self.files if rel.startswith("data/")]
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc if part != "schema_")
+
+
+def parse_manifest(raw: Any, manifest_name: str) -> tuple[Manifest | None, list[str]]:
+    """The typed manifest, or what is malformed in its fields (wrong type, missing, unknown, not a
+    hash), each naming the field."""
+    if not isinstance(raw, dict):
+        return None, [f"{manifest_name}: must be a JSON object"]
+    try:
+        return Manifest.model_validate(raw), []
+    except ValidationError as exc:
+        return None, [
+            f"{manifest_name}: field {_where(tuple(err['loc']))}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        ]

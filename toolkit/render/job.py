@@ -1,0 +1,160 @@
+"""A render job: one suite in one locale, the text chosen for each segment (the English source, or
+the store's translation when it is current and good enough) and every problem met on the way."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import polars as pl
+
+from toolkit.catalog.grammar import Analysis, LocaleGrammar, RenderFailure
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment, Suite
+from toolkit.core.errors import Problem
+from toolkit.render.schema import SOURCE
+from toolkit.store.files import StoreFile
+from toolkit.store.rules import STATUS_RANK, state
+
+
+class TextChecks(Protocol):
+    """The part of a suite kind (toolkit.render.suites) a job needs: its own checks of a text."""
+
+    def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]: ...
+
+
+@dataclass
+class Rendered:
+    suite: str
+    locale: str
+    frame: pl.DataFrame
+    problems: list[Problem]
+    skipped: Counter[str]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A segment with the text chosen for the job's locale."""
+
+    segment: Segment
+    text: str
+    status: str
+    origin: str
+    file: str
+    """Where the text came from (template file or store file), for messages."""
+
+
+@dataclass
+class Job:
+    catalog: Catalog
+    suite: Suite
+    locale: str
+    min_status: str
+    kind: TextChecks
+    """The suite's kind, for its own text checks."""
+    render_other: Callable[[str], Rendered] | None = None
+    """Renders another suite of the catalog in this job's locale and minimum status: a suite built
+    on another (ifm on sos) wraps its rows. Given by the renderer and the gate."""
+    problems: list[Problem] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    _resolved: list[Resolved] | None = None
+
+    @property
+    def grammar(self) -> LocaleGrammar:
+        return self.catalog.grammar(self.locale)
+
+    @property
+    def is_source(self) -> bool:
+        return self.catalog.locales[self.locale].source
+
+    def resolved(self) -> list[Resolved]:
+        if self._resolved is None:
+            self._resolved = list(self._resolve())
+        return self._resolved
+
+    def checked_source(self, segment: Segment) -> Analysis | None:
+        source_grammar = self.catalog.grammar(self.catalog.locales.source.code)
+        analysis = source_grammar.analyse(segment.source)
+        allowed = set(self.suite.spec.slots)
+        problems = list(analysis.problems)
+        if not problems:
+            problems.extend(self.kind.text_problems(self.suite, segment.source, source_grammar))
+        for name in sorted(analysis.variables - allowed):
+            problems.append(
+                f"unknown variable {name!r}; this suite's slots: {', '.join(self.suite.spec.slots) or 'none'}"
+            )
+        if self.suite.spec.identities and "group" not in analysis.variables:
+            problems.append("the template never uses its group")
+        field_name = f"variants.{segment.variant}" if segment.variant else "text"
+        for message in problems:
+            self.problems.append(Problem(segment.file, segment.template.id, field_name, message))
+        return None if problems else analysis
+
+    def translation_problems(self, source: Analysis, text: str) -> list[str]:
+        """What is wrong with a translation (store record, machine output or reviewer's edit) in
+        this job's locale: it must parse, stay inside the sandbox's rules, use exactly the source's
+        slots, and pass the suite's own checks (e.g. honest's completion slot at the end)."""
+        analysis = self.grammar.analyse(text)
+        messages = list(analysis.problems)
+        if not messages:
+            for name in sorted(source.variables - analysis.variables):
+                messages.append(f"drops the slot {name!r} that the source has")
+            for name in sorted(analysis.variables - source.variables):
+                kind = "adds the slot" if name in self.suite.spec.slots else "uses an unknown variable"
+                messages.append(f"{kind} {name!r}")
+        if not messages:
+            messages.extend(self.kind.text_problems(self.suite, text, self.grammar))
+        return messages
+
+    def render_suite(self, suite_id: str) -> Rendered:
+        """Another suite's rows in this job's locale (see ``render_other``)."""
+        if self.render_other is None:
+            raise TypeError("this job was made without render_other: it cannot render another suite")
+        return self.render_other(suite_id)
+
+    def _resolve(self) -> Iterator[Resolved]:
+        store: StoreFile | None = None if self.is_source else self.catalog.store(self.suite.id, self.locale)
+        want = STATUS_RANK[self.min_status]
+        for segment in self.suite.segments.values():
+            source = self.checked_source(segment)
+            if source is None:
+                continue
+            if store is None:
+                yield Resolved(segment, segment.source, SOURCE, SOURCE, segment.file)
+                continue
+            rel = self.catalog.project.rel(store.path)
+            record = store.records.get(segment.id)
+            where = state(record, segment.source_sha)
+            if record is None or where in ("stale", "rejected", "needs_edit"):
+                self.skipped[where] += 1  # rejected and needs_edit: never rendered, whatever min_status
+                continue
+            if STATUS_RANK[record.status] < want:
+                self.skipped[f"below {self.min_status}"] += 1
+                continue
+            messages = self.translation_problems(source, record.text)
+            if messages:
+                for message in messages:
+                    self.problems.append(Problem(rel, segment.id, "text", message, self.locale))
+                continue
+            yield Resolved(segment, record.text, record.status, record.origin, rel)
+
+    def render_text(
+        self,
+        resolved: Resolved,
+        context: dict[str, Any],
+        record: str,
+        cache: dict[tuple[str, str], str] | None = None,
+    ) -> str | None:
+        """Render one text; a failure becomes a Problem naming the segment and ``record`` (the group).
+        With ``cache``, expressions are rendered once per ``record`` and shared between texts."""
+        try:
+            if cache is not None:
+                return self.grammar.render_cached(resolved.text, context, record, cache)
+            return self.grammar.render(resolved.text, context)
+        except RenderFailure as exc:
+            seg = resolved.segment
+            name = seg.template.id if resolved.status == SOURCE else seg.id
+            self.problems.append(Problem(resolved.file, name, f"group {record}", str(exc), self.locale))
+            return None

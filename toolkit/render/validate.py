@@ -1,0 +1,72 @@
+"""`catalog validate`: render every template × group × variant × locale and report every
+problem at once. Rendering is the check (a template that cannot render is found here, not
+in a release build), plus the store records that no longer belong to any segment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from toolkit.catalog.loader import Catalog
+from toolkit.core.errors import PolyprobeError, Problem, ordered
+from toolkit.render.renderer import render
+
+
+@dataclass
+class Validation:
+    problems: list[Problem] = field(default_factory=list)
+    rows: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _render_failure(suite: str, locale: str, exc: Exception) -> Problem:
+    """A suite and locale that could not be rendered at all, as a problem beside the others."""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, PolyprobeError):
+        return Problem(f"templates/{suite}/", suite, "", f"cannot be rendered: {first}", locale)
+    return Problem(
+        f"templates/{suite}/",
+        suite,
+        "",
+        f"rendering failed ({type(exc).__name__}: {first}); please report this as a bug, with the problems listed here",
+        locale,
+    )
+
+
+def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = None) -> Validation:
+    result = Validation()
+    problems = list(catalog.problems)
+    for suite in catalog.suites.values():
+        for locale in suite.spec.locales:
+            if locale not in catalog.locales:
+                continue
+            if progress:
+                progress(suite.id, locale)
+            try:
+                rendered = render(catalog, suite.id, locale, min_status="draft")
+            except Exception as exc:  # a crash must not hide the located problems found so far
+                problems.append(_render_failure(suite.id, locale, exc))
+                continue
+            problems.extend(rendered.problems)
+            result.rows[(suite.id, locale)] = rendered.frame.height
+            if catalog.locales[locale].source:
+                continue
+            store = catalog.store(suite.id, locale)
+            rel = catalog.project.rel(store.path)
+            for segment in store.records:
+                if segment not in suite.segments:
+                    problems.append(
+                        Problem(
+                            rel,
+                            segment,
+                            "segment",
+                            "no template variant has this segment id (orphan)",
+                            locale,
+                            cause=suite.cause_of_orphan(segment),
+                        )
+                    )
+    result.problems = ordered([*problems, *catalog.problems])
+    return result

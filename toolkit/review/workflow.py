@@ -1,0 +1,608 @@
+"""Human review in Label Studio: push review batches, pull verdicts back into the store, and
+report where review stands and how far reviewers agree.
+
+Push is idempotent: a segment already in its project with the same source hash is not pushed
+again (a stale one, with a new source hash, is a new task). Pull is idempotent: each annotation
+version (id and update time) is ingested once, as a `review` event in the record's history; a
+changed annotation is a new event, a deleted one a `review-withdrawn` event. The review policy
+then decides the record's status from each reviewer's latest verdict; edits that break the
+template's slots are recorded and flagged, never applied. This is the only path to `approved`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from toolkit.catalog.grammar import RenderFailure
+from toolkit.catalog.loader import Catalog
+from toolkit.catalog.templates import Segment
+from toolkit.render.gate import gate_one
+from toolkit.render.job import Job
+from toolkit.render.suites import kind_of
+from toolkit.render.suites.base import Filler, fillers
+from toolkit.review.agreement import competing_edits_chrf, krippendorff_alpha_nominal
+from toolkit.review.labelstudio import (
+    INTERFACE_VERSION,
+    Client,
+    ProjectSetup,
+    label_config,
+    parse_result,
+    project_title,
+)
+from toolkit.review.policy import Decision, ReviewPolicy, Verdict, decide
+from toolkit.review.task import (
+    HIDDEN_COLUMNS,
+    VIEW_TITLE,
+    about,
+    example_line,
+    guidelines_markdown,
+    instructions_html,
+    task_data,
+)
+from toolkit.store.files import load_store_strict, store_lock
+from toolkit.store.model import Event, ReviewRef, Translation, utc_now
+from toolkit.store.rules import check_transition, in_adjudication, is_current, state
+
+EXAMPLE_GROUPS = 4
+
+
+class Examples:
+    """Renders a translation for the review task: with a few groups (different attributes and
+    standings first) and its sibling variants with the first of them, so agreement errors show.
+    The suite's groups and context are prepared once per push, not once per segment."""
+
+    def __init__(self, catalog: Catalog, suite_id: str, locale: str) -> None:
+        self.suite = catalog.suite(suite_id)
+        kind = kind_of(suite_id)
+        self.grouped = kind.grouped
+        job = Job(catalog, self.suite, locale, "draft", kind)
+        self.fillers = fillers(job) if self.grouped else []
+        self.context = kind.context(job) if self.grouped else {}
+        self.grammar = catalog.grammar(locale)
+        self.records = catalog.store(suite_id, locale).records
+        self.rtl = catalog.locales[locale].direction == "rtl"
+        self.slots = list(self.suite.spec.slots)
+        self.source_grammar = catalog.grammar(catalog.locales.source.code)
+
+    def about(self, segment: Segment) -> str:
+        """The segment's variant, label and slots explained (only the slots its source uses)."""
+        used = self.source_grammar.analyse(segment.source).variables
+        marker = self.context.get("completion")
+        return about(segment, [s for s in self.slots if s in used], str(marker) if marker else None)
+
+    def _line(self, variant: str, filler: Filler, text: str) -> str:
+        return example_line(
+            variant, filler.group.name, filler.group.bare, self._render(text, filler), self.rtl
+        )
+
+    def _render(self, text: str, filler: Filler) -> str:
+        try:
+            return self.grammar.render(text, {**self.context, "group": filler.terms})
+        except RenderFailure as exc:
+            return f"(does not render: {exc})"
+
+    def __call__(self, segment: Segment, text: str) -> list[str]:
+        if not self.grouped:
+            return []
+        usable = [
+            f
+            for f in self.fillers
+            if f.group.attribute in segment.template.attributes
+            and (f.group.variants is None or segment.variant in f.group.variants)
+        ]
+        picked: list[Filler] = []
+        seen: set[tuple[str, str]] = set()
+        for f in usable:
+            if (f.group.attribute, f.group.standing) not in seen:
+                seen.add((f.group.attribute, f.group.standing))
+                picked.append(f)
+        picked = (picked + [f for f in usable if f not in picked])[:EXAMPLE_GROUPS]
+        lines = [self._line(segment.variant or "-", f, text) for f in picked]
+        # the other variants, with a group that has a word and fits every variant
+        anchor = next((f for f in picked if not f.group.bare and f.group.variants is None), None)
+        if anchor is not None:
+            for sibling in self.suite.segments.values():
+                rec = self.records.get(sibling.id)
+                if (
+                    sibling.template.id == segment.template.id
+                    and sibling.id != segment.id
+                    and rec is not None
+                ):
+                    lines.append(self._line(sibling.variant or "-", anchor, rec.text))
+        return lines
+
+
+@dataclass
+class PushReport:
+    project: int
+    pushed: list[str] = field(default_factory=list)
+    already: int = 0
+    settings_changed: list[str] = field(default_factory=list)
+    """Project settings brought up to date (all of them for a new project)."""
+    reviewers: int = 0
+    upgraded: int = 0
+    """Tasks of an earlier interface whose data was brought up to the current one."""
+
+
+def reviewers_needed(policy: ReviewPolicy) -> int:
+    """Annotations per task the label stream must collect so the policy can reach any decision."""
+    return max(policy.reviewed_after, policy.approved_after, policy.rejected_after)
+
+
+def project_setup(catalog: Catalog, locale: str, policy: ReviewPolicy) -> ProjectSetup:
+    loc = catalog.locales[locale]
+    guidelines = guidelines_markdown(catalog.project)
+    return ProjectSetup(
+        label_config=label_config(loc.name, loc.direction == "rtl", guidelines),
+        instructions=instructions_html(guidelines),
+        reviewers=reviewers_needed(policy),
+    )
+
+
+def push(
+    client: Client,
+    catalog: Catalog,
+    policy: ReviewPolicy,
+    locale: str,
+    suite_id: str,
+    statuses: list[str],
+    limit: int | None,
+) -> PushReport:
+    suite = catalog.suite(suite_id)
+    catalog.check_locale(locale)
+    project, changed = client.project(project_title(locale, suite_id), project_setup(catalog, locale, policy))
+    report = PushReport(project=project, settings_changed=changed, reviewers=reviewers_needed(policy))
+    client.ensure_view(project, VIEW_TITLE, HIDDEN_COLUMNS)
+    present = client.tasks(project)
+    existing = {(t["data"].get("segment"), t["data"].get("source_sha")) for t in present}
+    records = catalog.store(suite_id, locale).records
+    examples = Examples(catalog, suite_id, locale)
+    for task in present:
+        upgraded = _upgrade(task["data"], suite.segments.get(str(task["data"].get("segment"))), examples)
+        if upgraded is not None:
+            client.update_task_data(int(task["id"]), upgraded)
+            report.upgraded += 1
+    tasks: list[dict[str, Any]] = []
+    for segment in suite.segments.values():
+        rec = records.get(segment.id)
+        if rec is None or state(rec, segment.source_sha) not in statuses:
+            continue
+        if (segment.id, segment.source_sha) in existing:
+            report.already += 1
+            continue
+        if limit is not None and len(tasks) >= limit:
+            break
+        tasks.append(
+            task_data(
+                segment=segment.id,
+                source_sha=segment.source_sha,
+                english=segment.source,
+                draft=rec.text,
+                status=rec.status,
+                origin=rec.origin,
+                examples=_needs_edit_reason(rec) or "\n".join(examples(segment, rec.text)) or "(no examples)",
+                about_text=examples.about(segment),
+                suite=suite_id,
+                locale=locale,
+            )
+        )
+    if tasks:
+        client.import_tasks(project, tasks)
+    report.pushed = [str(t["segment"]) for t in tasks]
+    return report
+
+
+def _upgrade(data: dict[str, Any], segment: Segment | None, examples: Examples) -> dict[str, Any] | None:
+    """The data of a task pushed with an earlier interface, in the current one: the same segment,
+    source hash and draft (what its annotations were made on), with the English source under a
+    key Label Studio leaves alone, and the examples and explanations made again (kept as they
+    were when the segment is gone from the catalog). None when the task is current."""
+    if int(data.get("interface") or 1) >= INTERFACE_VERSION:
+        return None
+    draft = str(data.get("draft", ""))
+    english = str(data.get("english") or data.get("source") or "")
+    shown, about_text = str(data.get("examples", "")), ""
+    if segment is not None:
+        shown = "\n".join(examples(segment, draft)) or "(no examples)"
+        about_text = examples.about(segment) if english == segment.source else ""
+    return task_data(
+        segment=str(data.get("segment", "")),
+        source_sha=str(data.get("source_sha", "")),
+        english=english,
+        draft=draft,
+        status=str(data.get("status", "")),
+        origin=str(data.get("origin", "")),
+        examples=shown,
+        about_text=about_text,
+        suite=str(data.get("suite", "")),
+        locale=str(data.get("locale", "")),
+        notice=str(data.get("notice", "")),
+    )
+
+
+def _needs_edit_reason(rec: Translation) -> str:
+    """For a machine translation that needs a human edit: why, in place of the examples (its raw
+    text renders nothing)."""
+    if rec.status != "needs_edit":
+        return ""
+    note = next((e.note for e in reversed(rec.history) if e.note), None) or "no reason recorded"
+    return f"Needs a human edit (machine translation could not be used as it is): {note}"
+
+
+@dataclass
+class PullReport:
+    events: int = 0
+    changed: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
+    inconsistent: list[str] = field(default_factory=list)
+    outdated: int = 0
+    notices: int = 0
+    """Tasks whose notice to the annotators was set, changed or cleared."""
+
+
+# Notes on review events that are recorded but not counted (review status counts them by kind).
+NOT_COUNTED = "not counted"
+INCONSISTENT = "inconsistent, not counted: "
+FLAGGED = "edit not applied, it breaks the template: "
+CREATION_WINDOW_S = 1.0
+"""An annotation version saved within this time of the annotation's creation is its creation."""
+
+
+def pull(
+    client: Client, catalog: Catalog, policy: ReviewPolicy, locale: str, suites: list[str]
+) -> PullReport:
+    catalog.check_locale(locale)
+    report = PullReport()
+    users: dict[int, str] | None = None
+    for suite_id in suites:
+        suite = catalog.suite(suite_id)
+        project = client.find_project(project_title(locale, suite_id))
+        if project is None:
+            continue
+        exported = client.export(project)
+        if users is None:
+            users = client.users()
+        live: dict[str, set[str]] = {}  # segment -> annotations that exist, on any of its tasks
+        for task in exported:
+            live.setdefault(str(task.get("data", {}).get("segment")), set()).update(
+                str(a["id"]) for a in task.get("annotations", []) if not a.get("was_cancelled")
+            )
+        notices: list[tuple[int, dict[str, Any]]] = []
+        with store_lock(catalog.project, locale, suite_id):
+            store = load_store_strict(catalog.project, locale, suite_id)  # refuses a damaged store
+            dirty = False
+            for task in exported:
+                data = task.get("data", {})
+                sid, sha = data.get("segment"), data.get("source_sha")
+                segment = suite.segments.get(str(sid))
+                record = store.records.get(str(sid))
+                if segment is None or record is None:
+                    continue
+                if sha != segment.source_sha or not is_current(record, segment.source_sha):
+                    report.outdated += sum(
+                        1 for a in task.get("annotations", []) if not a.get("was_cancelled")
+                    )
+                    continue
+                updated = _ingest(
+                    catalog, suite_id, locale, project, task, record, segment, users, policy, report, live
+                )
+                if updated is not record:
+                    store.records[segment.id] = updated
+                    dirty = True
+                notice = _notice(updated, project, {str(a["id"]) for a in task.get("annotations", [])})
+                if notice != data.get("notice", ""):
+                    notices.append((int(task["id"]), {**data, "notice": notice}))
+            if dirty:
+                store.save()
+        for task_id, data in notices:  # after the store is saved: a failure here loses nothing
+            client.update_task_data(task_id, data)
+            report.notices += 1
+    return report
+
+
+def _maker(ann: dict[str, Any], users: dict[int, str], *, later_version: bool) -> str:
+    """Who made this version of the annotation. Label Studio records who saved it last
+    (`updated_by`) and who it belongs to (`completed_by`): a later version is the saver's (any
+    member can Update someone else's annotation), the creation is the owner's (an annotation
+    created through the API on someone's behalf is theirs). A version is later when an earlier
+    one of the same annotation was pulled before, or when it was saved well after its creation."""
+    creator, saver = _user_id(ann.get("completed_by")), _user_id(ann.get("updated_by"))
+    who = creator
+    if saver is not None and (later_version or not _is_creation(ann)):
+        who = saver
+    if who is None:
+        return "label-studio-user-unknown"
+    return users.get(who, f"label-studio-user-{who}")
+
+
+def _user_id(value: Any) -> int | None:
+    if isinstance(value, dict):
+        value = value.get("id") or value.get("user_id")
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+
+def _is_creation(ann: dict[str, Any]) -> bool:
+    try:
+        created = datetime.fromisoformat(str(ann.get("created_at")))
+        updated = datetime.fromisoformat(str(ann.get("updated_at")))
+    except ValueError:
+        return False
+    return abs((updated - created).total_seconds()) < CREATION_WINDOW_S
+
+
+def _reading(verdict: str | None, edited: str | None, draft: str) -> tuple[str | None, str | None]:
+    """(the text this review ends with, why it is not counted) from a verdict and the text box.
+    'edited' must change the draft and 'accept' must not: Label Studio's autosaved drafts can
+    keep the ticked verdict and lose the typed text, and such a review must not count as
+    agreeing with the draft (or drop the change without a word)."""
+    if verdict == "reject":
+        return None, None
+    if verdict == "accept":
+        if edited is not None and edited != draft:
+            return (
+                edited,
+                INCONSISTENT + "verdict 'accept' but the text was changed (choose 'edited' to keep it)",
+            )
+        return draft, None
+    if verdict == "edited":
+        if not edited:
+            return None, INCONSISTENT + "verdict 'edited' but the translation box is empty"
+        if edited == draft:
+            return edited, INCONSISTENT + "verdict 'edited' but the text is the draft unchanged"
+        return edited, None
+    return edited, f"no verdict given: {NOT_COUNTED}"
+
+
+def _ingest(
+    catalog: Catalog,
+    suite_id: str,
+    locale: str,
+    project: int,
+    task: dict[str, Any],
+    record: Translation,
+    segment: Segment,
+    users: dict[int, str],
+    policy: ReviewPolicy,
+    report: PullReport,
+    live: dict[str, set[str]],
+) -> Translation:
+    refs = [
+        parsed for e in record.history if (parsed := ReviewRef.parse(e.ref)) and parsed.project == project
+    ]
+    seen_refs = {str(ref) for ref in refs}
+    pulled_before = {ref.annotation for ref in refs}
+    draft_text = str(task.get("data", {}).get("draft", record.text)).strip()
+    new_events: list[Event] = []
+    for ann in sorted(task.get("annotations", []), key=lambda a: (str(a.get("updated_at")), int(a["id"]))):
+        if ann.get("was_cancelled"):
+            continue
+        ref = str(ReviewRef(project, str(int(ann["id"])), str(ann.get("updated_at"))))
+        if ref in seen_refs:
+            continue
+        verdict, edited, tags, comment = parse_result(ann.get("result", []))
+        text, note = _reading(verdict, edited, draft_text)
+        if note is None and text is not None and (text != record.text or record.status == "needs_edit"):
+            broken = gate_one(catalog, suite_id, locale, segment.id, text)
+            if broken:
+                note = FLAGGED + "; ".join(broken)
+                report.flagged.append(segment.id)
+        if note is not None and note.startswith(INCONSISTENT):
+            report.inconsistent.append(segment.id)
+        new_events.append(
+            Event(
+                at=_timestamp(ann.get("updated_at")),
+                event="review",
+                by=_maker(ann, users, later_version=str(ann["id"]) in pulled_before),
+                verdict=verdict,
+                text=text,
+                source_sha=segment.source_sha,
+                tags=tags or None,
+                comment=comment,
+                ref=ref,
+                note=note,
+            )
+        )
+    already_withdrawn = _withdrawn(record)
+    existing = live.get(segment.id, set())
+    for ann_id in sorted(pulled_before - existing - already_withdrawn):
+        new_events.append(
+            Event(
+                at=utc_now(),
+                event="review-withdrawn",
+                by="label-studio",
+                ref=str(ReviewRef(project, ann_id, "withdrawn")),
+                note="annotation deleted in Label Studio",
+            )
+        )
+    if not new_events:
+        return record
+    history = (*record.history, *new_events)
+    report.events += len(new_events)
+    updated = record.model_copy(update={"history": history})
+    decision = decide(latest_verdicts(updated, project), policy)
+    return _apply(updated, decision, report)
+
+
+def _timestamp(value: Any) -> str:
+    text = str(value or utc_now())
+    return text.replace("+00:00", "Z") if text.endswith("+00:00") else text
+
+
+def _withdrawn(record: Translation) -> set[str]:
+    """Annotations deleted in Label Studio, by id."""
+    return {
+        parsed.annotation
+        for e in record.history
+        if e.event == "review-withdrawn" and (parsed := ReviewRef.parse(e.ref))
+    }
+
+
+def review_projects(record: Translation) -> list[int]:
+    """The Label Studio projects whose annotations the record's review events come from."""
+    return sorted(
+        {parsed.project for e in record.history if e.event == "review" and (parsed := ReviewRef.parse(e.ref))}
+    )
+
+
+def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
+    """The latest version of each annotation of the project that still exists and was made on
+    the record's current English source, keyed by annotation id, oldest first."""
+    withdrawn = _withdrawn(record)
+    current: dict[str, tuple[int, Event]] = {}
+    for index, e in enumerate(record.history):
+        ref = ReviewRef.parse(e.ref)
+        if e.event != "review" or ref is None or ref.project != project:
+            continue
+        if e.source_sha is not None and e.source_sha != record.source_sha:
+            continue
+        if ref.annotation not in withdrawn:
+            current[ref.annotation] = (index, e)
+    return {a: e for a, (_, e) in sorted(current.items(), key=lambda item: item[1][0])}
+
+
+def latest_verdicts(record: Translation, project: int) -> list[Verdict]:
+    """Each reviewer's latest counted verdict: an annotation counts by its latest version only,
+    for whoever made that version (so someone who Updates another's annotation speaks for
+    themselves, and the overwritten version no longer counts for anyone)."""
+    latest: dict[str, Verdict] = {}
+    for e in _current_reviews(record, project).values():
+        if e.note is None:
+            latest.pop(e.by, None)
+            latest[e.by] = Verdict(e.by, e.verdict or "", e.text)
+    return list(latest.values())
+
+
+def _notice(record: Translation, project: int, annotations: set[str]) -> str:
+    """What the annotators of one task are told (Markdown): every annotation of the task whose
+    latest version was not counted, why, and what to do. No names or e-mail addresses: every
+    member who opens the task sees it."""
+    lines = []
+    for annotation, e in _current_reviews(record, project).items():
+        if annotation not in annotations or e.note is None:
+            continue
+        if e.note.startswith(FLAGGED):
+            why = f"the edit was not applied, it breaks the template: {e.note.removeprefix(FLAGGED)}"
+            todo = "correct the text (see the slot rules above)"
+        else:
+            why = e.note.removeprefix(INCONSISTENT).removesuffix(f": {NOT_COUNTED}")
+            todo = "choose the verdict that matches the text box"
+        lines.append(
+            f"> **A review of this task was not counted** (annotation {annotation}, saved {e.at}): {why}. "
+            f"If it is yours, open it, {todo} and press **Update**."
+        )
+    return "\n>\n".join(lines)
+
+
+def _apply(record: Translation, decision: Decision, report: PullReport) -> Translation:
+    last_policy = next((e for e in reversed(record.history) if e.event == "policy"), None)
+    if decision.status is None:
+        if decision.adjudication and (last_policy is None or last_policy.note != decision.reason):
+            return record.with_event(
+                Event(
+                    at=utc_now(), event="policy", by="review-policy", note=decision.reason, adjudication=True
+                )
+            )
+        return record
+    text = decision.text if decision.text is not None else record.text
+    if decision.status == record.status and text == record.text:
+        if in_adjudication(record):
+            return record.with_event(
+                Event(
+                    at=utc_now(),
+                    event="policy",
+                    by="review-policy",
+                    status=record.status,
+                    note=decision.reason,
+                )
+            )
+        return record
+    check_transition(record.status, decision.status, record.segment)
+    origin = "human" if text != record.text else record.origin
+    report.changed.append(record.segment)
+    event = Event(
+        at=utc_now(),
+        event="policy",
+        by="review-policy",
+        status=decision.status,
+        text=text,
+        note=decision.reason,
+    )
+    return record.with_event(event, status=decision.status, text=text, origin=origin)
+
+
+PENDING = "pending"
+"""Review status: a current machine translation or draft, waiting for reviews."""
+IN_ADJUDICATION = "in adjudication"
+"""Review status: the reviewers disagree (the record keeps its status meanwhile)."""
+REVIEW_COLUMNS = (
+    PENDING,
+    "needs_edit",
+    "reviewed",
+    "approved",
+    "rejected",
+    IN_ADJUDICATION,
+    "stale",
+    "untranslated",
+)
+"""What `review status` counts: the store's states (toolkit.store.rules.STATES), with machine and
+draft together as pending and records waiting for adjudication apart."""
+
+
+@dataclass
+class ReviewStatus:
+    locale: str
+    suite: str
+    counts: dict[str, int]
+    alpha: float | None
+    edits_chrf: float | None
+    reviewed_by_two: int
+    inconsistent: int
+    """Annotations whose latest version contradicts itself (e.g. 'edited' with the draft
+    unchanged): recorded, not counted, the annotators told in the task."""
+    flagged: dict[str, int]
+    """Annotations whose latest version's edit breaks the template, per reason."""
+
+
+def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
+    suite = catalog.suite(suite_id)
+    records = catalog.store(suite_id, locale).records
+    counts: Counter[str] = Counter()
+    units: list[list[str]] = []
+    edits: list[list[str]] = []
+    inconsistent = 0
+    flagged: Counter[str] = Counter()
+    for segment in suite.segments.values():
+        rec = records.get(segment.id)
+        where = state(rec, segment.source_sha)
+        if rec is None or where == "stale":
+            counts[where] += 1
+            continue
+        if in_adjudication(rec):
+            counts[IN_ADJUDICATION] += 1
+        elif where in ("machine", "draft"):
+            counts[PENDING] += 1
+        else:
+            counts[where] += 1
+        for project in review_projects(rec):
+            for review in _current_reviews(rec, project).values():
+                note = review.note or ""
+                inconsistent += note.startswith(INCONSISTENT)
+                flagged.update(note.removeprefix(FLAGGED).split("; ") if note.startswith(FLAGGED) else ())
+            verdicts = latest_verdicts(rec, project)
+            if len(verdicts) >= 2:
+                units.append([v.verdict for v in verdicts])
+                texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]
+                if len(set(texts)) >= 2:
+                    edits.append(texts)
+    return ReviewStatus(
+        locale=locale,
+        suite=suite_id,
+        counts={k: counts.get(k, 0) for k in REVIEW_COLUMNS},
+        alpha=krippendorff_alpha_nominal(units),
+        edits_chrf=competing_edits_chrf(edits),
+        reviewed_by_two=len(units),
+        inconsistent=inconsistent,
+        flagged=dict(sorted(flagged.items())),
+    )

@@ -1,0 +1,342 @@
+"""The translation store's files: translations/<locale>/<suite>.jsonl, one record per segment,
+sorted by segment id; read leniently for reports and renders, strictly (and locked) for writes.
+
+This is the project's translation memory: a record is current when its ``source_sha`` is
+the hash of today's English source; otherwise it is stale, whatever its recorded status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolkit.core.errors import CatalogError, PolyprobeError, Problem
+from toolkit.core.fileio import write_text_atomic
+from toolkit.core.project import Project
+from toolkit.core.records import parse_record
+from toolkit.core.text import text_problems
+from toolkit.store.model import Event, Origin, Status, Translation, source_sha
+
+
+def store_path(project: Project, locale: str, suite: str) -> Path:
+    return project.translations / locale / f"{suite}.jsonl"
+
+
+@dataclass
+class StoreFile:
+    """The records of one locale and suite, keyed by segment id."""
+
+    locale: str
+    suite: str
+    path: Path
+    records: dict[str, Translation] = field(default_factory=dict)
+    original: str | None = None
+    """The file's text as read (strictly) or last saved; None when it was not read for writing."""
+
+    def put(
+        self,
+        segment: str,
+        source: str,
+        text: str,
+        origin: Origin,
+        status: Status,
+        event: Event,
+        engine: dict[str, str] | None = None,
+    ) -> Translation:
+        """Create the segment's record, or append ``event`` to it and apply the new values."""
+        values: dict[str, Any] = {
+            "text": text,
+            "source": source,
+            "source_sha": source_sha(source),
+            "origin": origin,
+            "status": status,
+        }
+        if engine is not None:
+            values["engine"] = engine
+        current = self.records.get(segment)
+        record = (
+            Translation(segment=segment, history=(event,), **values)
+            if current is None
+            else current.with_event(event, **values)
+        )
+        self.records[segment] = record
+        return record
+
+    def dumps(self) -> str:
+        lines = [
+            json.dumps(self.records[key].model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+            for key in sorted(self.records)
+        ]
+        return "".join(line + "\n" for line in lines)
+
+    def save(self) -> None:
+        """Write atomically (temp file + rename), sorted by segment id; nothing when nothing
+        changed since the file was read or last saved (an unchanged run changes no byte)."""
+        text = self.dumps()
+        if text == self.original:
+            return
+        write_text_atomic(self.path, text)
+        self.original = text
+
+
+class StoreBusy(PolyprobeError):
+    """Another process held the store file for longer than this one would wait."""
+
+
+class StoreUnreadable(CatalogError):
+    """A store file that cannot be read whole: a command that would rewrite it refuses."""
+
+
+LOCK_WAIT_ENV = "POLYPROBE_LOCK_WAIT"
+LOCK_WAIT_SECONDS = 30.0
+
+
+def _lock_wait() -> float:
+    try:
+        return max(float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_SECONDS)), 0.0)
+    except ValueError:
+        return LOCK_WAIT_SECONDS
+
+
+@contextlib.contextmanager
+def store_lock(project: Project, locale: str, suite: str, wait: float | None = None) -> Iterator[None]:
+    """Hold the store file of (locale, suite) for writing. A second writer waits for the first
+    (up to ``wait`` seconds, default $POLYPROBE_LOCK_WAIT or 30), then fails with nothing written;
+    it never overwrites the first one's work. Hold it around load, change and save."""
+    path = store_path(project, locale, suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = path.with_name(f".{path.name}.lock")
+    deadline = time.monotonic() + (_lock_wait() if wait is None else wait)
+    with lock.open("w") as fh:
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreBusy(
+                        f"{project.rel(path)} is being written by another polyprobe process; "
+                        "nothing was written: run the command again when that one ends"
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line of a store file that is not a usable record, kept byte for byte."""
+
+    lineno: int
+    raw: bytes
+    field: str
+    reason: str
+    segment: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"line {self.lineno}" + (f" ({self.segment})" if self.segment else "")
+
+
+@dataclass
+class StoreScan:
+    """A store file read line by line: the records that parse, every line that does not, and
+    what keeps the file from being exactly what polyprobe writes (BOM, blank lines, order...)."""
+
+    records: dict[str, Translation] = field(default_factory=dict)
+    bad: list[BadLine] = field(default_factory=list)
+    form: list[tuple[int, str]] = field(default_factory=list)
+    """(line, what): harmless for reading, but a rewrite would change those bytes."""
+
+    @property
+    def whole(self) -> bool:
+        return not self.bad and not self.form
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def scan_store(data: bytes) -> StoreScan:
+    """Read a store file's bytes; nothing is dropped without being listed in ``bad`` or ``form``."""
+    scan = StoreScan()
+    if data.startswith(_BOM):
+        scan.form.append((1, "the file starts with a byte order mark (U+FEFF)"))
+        data = data[len(_BOM) :]
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    elif data:
+        scan.form.append((len(lines), "the last line has no newline at its end (truncated?)"))
+    first_line: dict[str, int] = {}
+    previous = ""
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw
+        if line.endswith(b"\r"):
+            scan.form.append((lineno, "Windows line ending (CR LF)"))
+            line = line[:-1]
+        if not line.strip():
+            scan.form.append((lineno, "blank line"))
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            scan.bad.append(
+                BadLine(
+                    lineno, raw, "", f"invalid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+                )
+            )
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
+            scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}"))
+            continue
+        segment = obj.get("segment") if isinstance(obj, dict) else None
+        segment = segment if isinstance(segment, str) and segment else None
+        if not isinstance(obj, dict):
+            scan.bad.append(BadLine(lineno, raw, "", "not a JSON object"))
+            continue
+        problems: list[Problem] = []
+        record = parse_record(Translation, obj, file="", record="", problems=problems)
+        if record is None:
+            fields = ", ".join(sorted({p.field for p in problems if p.field}))
+            if len(problems) == 1:
+                reason = problems[0].message
+            else:
+                reason = "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in problems)
+            scan.bad.append(BadLine(lineno, raw, fields, reason, segment))
+            continue
+        if record.segment in first_line:
+            scan.bad.append(
+                BadLine(
+                    lineno,
+                    raw,
+                    "segment",
+                    f"duplicate segment (also on line {first_line[record.segment]})",
+                    record.segment,
+                )
+            )
+            continue
+        first_line[record.segment] = lineno
+        scan.records[record.segment] = record
+        if record.segment < previous:
+            scan.form.append(
+                (lineno, f"records are not sorted by segment id ({record.segment} after {previous})")
+            )
+        previous = max(previous, record.segment)
+        if _canonical(record) != text:
+            scan.form.append(
+                (lineno, "not in the form polyprobe writes (key order, spacing, escapes or nulls)")
+            )
+    return scan
+
+
+def _canonical(record: Translation) -> str:
+    return json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+SKIPPED = " (skipped by this read)"
+
+
+def scan_problems(scan: StoreScan, rel: str, locale: str, skipped: bool = False) -> list[Problem]:
+    """Every bad line (``skipped``: say that the read goes on without it) and every departure
+    from the written form, located by line."""
+    tail = SKIPPED if skipped else ""
+    out = [Problem(rel, bad.where, bad.field, bad.reason + tail, locale) for bad in scan.bad]
+    out.extend(Problem(rel, f"line {lineno}", "", what, locale) for lineno, what in scan.form)
+    return out
+
+
+def load_store(project: Project, locale: str, suite: str, problems: list[Problem]) -> StoreFile:
+    """Load one store file for reading (reports, renders): every line that cannot be used is
+    reported in ``problems`` and skipped; the usable records are kept."""
+    path = store_path(project, locale, suite)
+    store = StoreFile(locale=locale, suite=suite, path=path)
+    if not path.is_file():
+        return store
+    rel = project.rel(path)
+    scan = scan_store(path.read_bytes())
+    problems.extend(scan_problems(scan, rel, locale, skipped=True))
+    for rec in scan.records.values():
+        if rec.status in ("rejected", "needs_edit"):
+            continue  # kept for its history (a refused or unusable translation): never rendered
+        for message in text_problems(rec.text):
+            problems.append(Problem(rel, rec.segment, "text", f"text {message}", locale))
+    store.records = dict(sorted(scan.records.items()))
+    return store
+
+
+def repair_hint(stores: Iterable[tuple[str, str]]) -> str:
+    """What to run for these damaged (locale, suite) store files."""
+    wanted = sorted(set(stores))
+    options = f" --locale {wanted[0][0]} --suite {wanted[0][1]}" if len(wanted) == 1 else ""
+    return (
+        f"nothing was written. `polyprobe translations repair{options}` keeps every good record and puts "
+        "the other lines aside in a file next to the store (see the README, 'Repairing a damaged store')"
+    )
+
+
+def load_store_strict(project: Project, locale: str, suite: str) -> StoreFile:
+    """Load one store file for a command that will rewrite it: anything that keeps the file
+    from being read whole, or from being written back byte for byte, is an error naming the
+    file, the line and what is wrong, so the rewrite can lose nothing. Call it under
+    ``store_lock``."""
+    path = store_path(project, locale, suite)
+    store = StoreFile(locale=locale, suite=suite, path=path)
+    if not path.exists():
+        store.original = ""
+        return store
+    data = path.read_bytes()
+    scan = scan_store(data)
+    if not scan.whole:
+        raise StoreUnreadable(
+            scan_problems(scan, project.rel(path), locale), hint=repair_hint([(locale, suite)])
+        )
+    store.records = scan.records
+    store.original = data.decode("utf-8")
+    return store
+
+
+@contextlib.contextmanager
+def writing_stores(
+    project: Project, keys: Iterable[tuple[str, str]]
+) -> Iterator[dict[tuple[str, str], StoreFile]]:
+    """The store files of ``keys`` ((locale, suite) pairs), locked, read strictly, and saved on
+    a normal exit if they changed. The locks are taken in sorted order (no deadlock between two
+    commands) and every file is read before anything is written: one unreadable file means
+    nothing is written at all."""
+    wanted = sorted(set(keys))
+    with contextlib.ExitStack() as stack:
+        for locale, suite in wanted:
+            stack.enter_context(store_lock(project, locale, suite))
+        stores: dict[tuple[str, str], StoreFile] = {}
+        problems: list[Problem] = []
+        damaged: list[tuple[str, str]] = []
+        for locale, suite in wanted:
+            try:
+                stores[(locale, suite)] = load_store_strict(project, locale, suite)
+            except StoreUnreadable as exc:
+                problems.extend(exc.problems)
+                damaged.append((locale, suite))
+        if problems:
+            raise StoreUnreadable(problems, hint=repair_hint(damaged))
+        yield stores
+        for store in stores.values():
+            store.save()
+
+
+@contextlib.contextmanager
+def writing_store(project: Project, locale: str, suite: str) -> Iterator[StoreFile]:
+    """One store file, locked, read strictly, saved on a normal exit if it changed."""
+    with writing_stores(project, [(locale, suite)]) as stores:
+        yield stores[(locale, suite)]

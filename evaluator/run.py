@@ -29,7 +29,7 @@ from evaluator.results.base import TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
 from evaluator.tasks import descriptor, get_task
-from evaluator.tasks.base import Context
+from evaluator.tasks.base import Context, missing_lexicon_entries
 from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError
 from toolkit.core.project import cache_dir
@@ -189,6 +189,12 @@ def evaluate(
         only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
         raise EvaluationError(f"no {suite} rows{only} for {', '.join(locales)} in release {release.version}")
     log(f"{rows.height} {suite} rows in {', '.join(locales)}")
+    missing = missing_lexicon_entries(release, scorer.lexicon_needs(ctx))
+    if missing:
+        raise InputError(
+            f"release {release.version} lacks what task {task.name} reads, so nothing was scored:\n  "
+            + "\n  ".join(missing)
+        )
     truncated_before = backend.truncated
     try:
         predictions = scorer.predict(ctx, rows)

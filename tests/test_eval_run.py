@@ -229,6 +229,54 @@ def test_sentiment_by_prompting_a_causal_lm(
     assert two["n"] == predictions.filter(pl.col("label").is_in(["positive", "negative"])).height
 
 
+def release_with_prompts(base: Path, edit) -> Path:
+    """The mini catalog's English sentiment release, its prompts.yaml changed by ``edit`` (which
+    may delete the file)."""
+    from tests.conftest import write_mini_catalog
+
+    root = write_mini_catalog(base / "catalog")
+    for name in ("answers.yaml", "prompts.yaml", "hurtlex.toml"):
+        shutil.copy(REPO / "lexicons" / name, root / "lexicons" / name)
+    edit(root / "lexicons" / "prompts.yaml")
+    return build_release(
+        Project.at(root),
+        BuildOptions(version="0.1.0-preview.1", preview=True, locales=["en"], dist=root / "dist"),
+    )
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda p: p.write_text(
+                p.read_text(encoding="utf-8").replace(', neutral: " neutral"}', "}", 1), encoding="utf-8"
+            ),
+            "lexicons/prompts.json: locale en: no `sentiment_labels.neutral` (the prompt and label words "
+            "put to a generative model)",
+        ),
+        (
+            lambda p: p.unlink(),
+            "lexicons/prompts.json: not in the release (the prompt and label words put to a generative model)",
+        ),
+    ],
+    ids=["a label word missing", "no prompts lexicon"],
+)
+def test_a_release_without_what_a_task_reads_is_refused_before_scoring(
+    cli, models: dict[str, Path], tmp_path: Path, cache_home: Path, edit, message: str
+) -> None:
+    release = release_with_prompts(tmp_path, edit)
+    out = tmp_path / "run"
+    args = ("eval", "run", "--release", str(release), "--device", "cpu", "--task", "sentiment")
+    result = cli(*args, "--model", str(models["llama"]), "--out", str(out))
+    assert result.code == 2, result.err
+    assert "lacks what task sentiment reads, so nothing was scored" in result.err
+    assert message in result.err
+    assert not out.exists()
+    # a classifier reads no prompts: the same release scores
+    assert cli(*args, "--model", str(models["cls"]), "--out", str(tmp_path / "cls")).code == 0
+
+
 def test_sos_with_masked_and_causal_models_and_resume(
     cli, regional_release: Path, models: dict[str, Path], tmp_path: Path, cache_home: Path
 ) -> None:

@@ -8,7 +8,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -19,6 +19,40 @@ from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.release import Release
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LexiconNeed:
+    """One entry a run reads from an evaluation lexicon: ``lexicon`` (answers, prompts), the
+    locale, and the key inside it (``sentiment_labels.positive``: a key of a key)."""
+
+    lexicon: str
+    locale: str
+    key: str
+    why: str
+
+
+def missing_lexicon_entries(release: Release, needs: list[LexiconNeed]) -> list[str]:
+    """What a run would look up in the release's lexicons and not find, one line each."""
+    out: list[str] = []
+    tables: dict[str, dict[str, Any] | None] = {}
+    for need in needs:
+        if need.lexicon not in tables:
+            rel = f"lexicons/{need.lexicon}.json"
+            tables[need.lexicon] = (
+                release.lexicon(need.lexicon)["locales"] if rel in release.manifest.files else None
+            )
+            if tables[need.lexicon] is None:
+                out.append(f"{rel}: not in the release ({need.why})")
+        table = tables[need.lexicon]
+        if table is None:
+            continue
+        value: Any = table.get(need.locale)
+        for part in need.key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value in (None, "", [], {}):
+            out.append(f"lexicons/{need.lexicon}.json: locale {need.locale}: no `{need.key}` ({need.why})")
+    return out
 
 
 @dataclass
@@ -59,6 +93,11 @@ class Task(ABC):
         if frame.height == 0:
             return frame
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
+
+    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+        """The entries of the release's evaluation lexicons (lexicons/*.json) this run will read,
+        checked before anything is scored (default: none)."""
+        return []
 
     @abstractmethod
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:

@@ -11,7 +11,7 @@ import polars as pl
 from evaluator.metrics.bbq import bbq_report
 from evaluator.parsing import parse_bbq_choice
 from evaluator.results.bbq import BbqMetrics
-from evaluator.tasks.base import Context, Task, limit_rows
+from evaluator.tasks.base import Context, LexiconNeed, Task, limit_rows
 from evaluator.tasks.settings import bbq_generation, bbq_mode
 
 
@@ -28,6 +28,15 @@ class BbqTask(Task):
         if ctx.options.limit is not None and "family_id" in frame.columns:
             frame = balanced_families(frame)
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
+
+    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+        needs = [
+            LexiconNeed("prompts", locale, "bbq", "the question-answering frame") for locale in ctx.locales
+        ]
+        if bbq_mode(ctx.options, ctx.backend.identity.kind) != "loglikelihood":
+            why = "the phrases that pick the unknown answer in a generated one"
+            needs += [LexiconNeed("answers", locale, "unknown", why) for locale in ctx.locales]
+        return needs
 
     def _prompts(self, ctx: Context, rows: pl.DataFrame) -> list[str]:
         prompts = ctx.release.lexicon("prompts")["locales"]

@@ -10,13 +10,18 @@ import polars as pl
 from evaluator.metrics.ifm import ifm_report
 from evaluator.parsing import parse_yes_no
 from evaluator.results.ifm import IfmMetrics
-from evaluator.tasks.base import Context, Task, pair_unit
+from evaluator.tasks.base import Context, LexiconNeed, Task, pair_unit
 from evaluator.tasks.settings import ifm_generation
 
 
 class IfmTask(Task):
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
+
+    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+        why = "the words that read a generated answer as yes, no or neither"
+        locales = dict.fromkeys([*ctx.locales, "en"])  # English words are always tried too
+        return [LexiconNeed("answers", loc, key, why) for loc in locales for key in ("yes", "no", "unknown")]
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         answers = ctx.release.lexicon("answers")["locales"]

@@ -20,7 +20,7 @@ from evaluator.metrics import sentiment as m
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import add_holm
 from evaluator.results.sentiment import SentimentMetrics
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import Context, LexiconNeed, Task
 from evaluator.tasks.settings import sentiment_mode
 
 LABELS = ("positive", "negative", "neutral")
@@ -57,6 +57,13 @@ class SentimentTask(Task):
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
         return pl.col("template")
+
+    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+        if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
+            return []
+        why = "the prompt and label words put to a generative model"
+        keys = ["sentiment", *(f"sentiment_labels.{label}" for label in LABELS)]
+        return [LexiconNeed("prompts", locale, key, why) for locale in ctx.locales for key in keys]
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         texts = rows["text"].to_list()

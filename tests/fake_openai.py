@@ -17,6 +17,8 @@ class FakeOpenAI:
         self.key = key
         self.calls: list[dict[str, Any]] = []
         self.failures: list[int] = []
+        self.failure_message = "try again"
+        """The error message sent with each of ``failures``."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,7 +41,7 @@ class FakeOpenAI:
                 if fake.key is not None and self.headers.get("Authorization") != f"Bearer {fake.key}":
                     return self._send(401, {"error": {"message": "bad key"}})
                 if fake.failures:
-                    return self._send(fake.failures.pop(0), {"error": {"message": "try again"}})
+                    return self._send(fake.failures.pop(0), {"error": {"message": fake.failure_message}})
                 n = int(body.get("n", 1))
                 if self.path.endswith("/chat/completions"):
                     prompt = body["messages"][-1]["content"]

@@ -55,6 +55,25 @@ def test_retries_on_429_and_5xx(server: FakeOpenAI, monkeypatch: pytest.MonkeyPa
         backend.generate(["Hello"], GenerationSettings())
 
 
+@pytest.mark.bad_input
+def test_a_refusal_says_the_servers_reason_without_the_key(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    backend = OpenAIBackend.load("gpt-x", base_url=server.url, rate=100, backoff=0.01)
+    server.failures = [400]
+    server.failure_message = (
+        f"This model's maximum context length is 2048 tokens; your request had 2301 (key {KEY})."
+    )
+    with pytest.raises(EvaluationError) as raised:
+        backend.generate(["Hello"], GenerationSettings())
+    message = str(raised.value)
+    assert message.endswith(
+        "/completions: HTTP 400: This model's maximum context length is 2048 tokens; your request had 2301 (key ***)."
+    )
+    assert KEY not in message and len(server.calls) == 1  # a refusal is not retried
+
+
 def test_rate_limit_spaces_requests(server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     backend = OpenAIBackend.load("gpt-x", base_url=server.url, rate=20)

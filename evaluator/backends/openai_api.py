@@ -99,7 +99,9 @@ class OpenAIBackend(Backend):
                         f"{self.base} refused the key (HTTP {response.status_code}): check {KEY_ENV}"
                     )
                 if response.status_code != 429 and response.status_code < 500:
-                    raise EvaluationError(f"{self.base}{path}: HTTP {response.status_code}")
+                    raise EvaluationError(
+                        f"{self.base}{path}: HTTP {response.status_code}: {_server_says(response)}"
+                    )
                 why = f"HTTP {response.status_code}"
             if attempt > self.retries:
                 raise EvaluationError(f"{self.base}{path} failed after {attempt} attempts: {why}")
@@ -139,3 +141,18 @@ class OpenAIBackend(Backend):
 
     def environment(self) -> dict[str, Any]:
         return {"api": urlparse(self.base).netloc, "httpx": httpx.__version__}
+
+
+def _server_says(response: httpx.Response) -> str:
+    """The server's own reason for a refusal (e.g. "maximum context length is 2048 tokens"), one
+    line of at most 300 characters, with the API key blanked should the server echo it."""
+    try:
+        error = response.json().get("error")
+        text = str(error.get("message") if isinstance(error, dict) else error or response.text)
+    except (ValueError, AttributeError):
+        text = response.text
+    key = os.environ.get(KEY_ENV, "")
+    if key:
+        text = text.replace(key, "***")
+    text = " ".join(text.split()) or "no reason given"
+    return text if len(text) <= 300 else text[:299] + "…"

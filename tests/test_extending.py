@@ -122,6 +122,21 @@ rel-01.m: "Li kreskis en {{ adj(group) }} familio."
 """
 
 
+ESPERANTO_ANSWERS = """\
+  eo:
+    "yes": ["Jes"]
+    "no": ["Ne"]
+    "unknown": ["Ne eblas diri", "Nekonata"]
+"""
+
+ESPERANTO_PROMPTS = """\
+  eo:
+    sentiment: "Frazo: {text}\\nĈu la sento de ĉi tiu frazo estas pozitiva, negativa aŭ neŭtrala?\\nRespondo:"
+    sentiment_labels: {positive: " pozitiva", negative: " negativa", neutral: " neŭtrala"}
+    bbq: "{context}\\n{question}\\nElektoj: {options}\\nRespondu per unu el la elektoj.\\nRespondo:"
+"""
+
+
 def test_add_a_locale(cli: Cli, tmp_path: Path) -> None:
     root = write_mini_catalog(tmp_path / "catalog")
     at = ("--root", str(root))
@@ -143,6 +158,14 @@ def test_add_a_locale(cli: Cli, tmp_path: Path) -> None:
         "locales: [en, de, he, it]",
         "locales: [en, de, he, it, eo]",
     )
+    # 6. its evaluation lexicons: without an entry the catalog is not valid
+    with_release_lexicons(root)
+    refused = cli("catalog", "validate", *at)
+    assert refused.code == 2
+    assert "error: lexicons/answers.yaml: locales [eo]: no entry for locale eo" in refused.err.splitlines()
+    assert "error: lexicons/prompts.yaml: locales [eo]: no entry for locale eo" in refused.err.splitlines()
+    edit(root / "lexicons" / "answers.yaml", "\nlocales:\n", "\nlocales:\n" + ESPERANTO_ANSWERS)
+    edit(root / "lexicons" / "prompts.yaml", "\nlocales:\n", "\nlocales:\n" + ESPERANTO_PROMPTS)
     # before any translation: the catalog is valid, every eo segment untranslated
     assert cli("catalog", "validate", *at).code == 0
     status = json.loads(cli("translations", "status", "--json", *at).out)

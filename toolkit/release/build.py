@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 import toolkit
+from toolkit.catalog.evaluation_lexicons import EVALUATION_LEXICONS
 from toolkit.catalog.lexicon_pins import load_pins
 from toolkit.catalog.loader import Catalog, load_catalog
 from toolkit.catalog.studies import load_study, study_manifest
@@ -57,9 +58,6 @@ from toolkit.store.files import store_path
 from toolkit.store.rules import state
 
 NAME = "polyprobe"
-EVALUATION_LEXICONS = ("answers", "prompts")
-"""Lexicons the evaluator needs (answer words, prompts): they travel inside the release as
-canonical JSON, because the evaluator reads nothing but releases."""
 
 
 class ReleaseExists(InputError):

@@ -1,12 +1,14 @@
 """`catalog validate`: render every template × group × variant × locale and report every
 problem at once. Rendering is the check (a template that cannot render is found here, not
-in a release build), plus the store records that no longer belong to any segment."""
+in a release build), plus the store records that no longer belong to any segment and the
+evaluation lexicons (answers, prompts) every release carries."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from toolkit.catalog.evaluation_lexicons import lexicon_problems
 from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import PolyprobeError, Problem, ordered
 from toolkit.render.renderer import render
@@ -68,5 +70,6 @@ def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = Non
                             cause=suite.cause_of_orphan(segment),
                         )
                     )
+    problems += lexicon_problems(catalog.project, catalog.locales.codes)
     result.problems = ordered([*problems, *catalog.problems])
     return result

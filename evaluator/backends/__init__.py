@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from evaluator.plugins import BACKEND_GROUP, plugin_entries, warn_left_out
 from toolkit.core.errors import InputError, did_you_mean
 
 BACKENDS: dict[str, str] = {
@@ -13,6 +14,13 @@ BACKENDS: dict[str, str] = {
     "vllm": "evaluator.backends.vllm_backend:VllmBackend",
     "openai": "evaluator.backends.openai_api:OpenAIBackend",
 }
+for _ep in plugin_entries(BACKEND_GROUP):  # other packages' backends (evaluator.plugins), still lazy
+    if _ep.name in BACKENDS:
+        warn_left_out(_ep, f"a backend {_ep.name!r} exists already")
+    elif ":" not in _ep.value:
+        warn_left_out(_ep, "it must name a class as module:Class")
+    else:
+        BACKENDS[_ep.name] = _ep.value
 
 
 def backend_class(name: str) -> Any:

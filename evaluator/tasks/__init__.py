@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from evaluator.plugins import TASK_GROUP, plugin_entries, warn_left_out
 from evaluator.tasks import settings
 from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, load_attribute
 from toolkit.core.errors import InputError, did_you_mean
@@ -139,7 +140,7 @@ TASKS: Mapping[str, TaskDescriptor] = MappingProxyType(_REGISTRY)
 def register(task: TaskDescriptor) -> None:
     """Add a task after the built-in ones (a plugin's, or a test's): everything that reads ``TASKS``
     sees it at once. `eval run --task` offers it only when it is registered before evaluator.cli
-    is imported (the command's choices are made then)."""
+    is imported (the command's choices are made then), as installed plugins are (evaluator.plugins)."""
     if task.name in _REGISTRY:
         raise ValueError(f"task {task.name!r} is registered already")
     _REGISTRY[task.name] = task
@@ -162,3 +163,26 @@ def get_task(name: str) -> Task:
     cls = load_attribute(task.implementation)
     scorer: Task = cls(task)
     return scorer
+
+
+def _register_plugins() -> None:
+    """Tasks of other installed packages (evaluator.plugins), after the built-in ones."""
+    for ep in plugin_entries(TASK_GROUP):
+        try:
+            task = ep.load()
+        except Exception as exc:  # a broken plugin must not take the CLI down with it
+            warn_left_out(ep, f"it cannot be loaded ({type(exc).__name__}: {exc})")
+            continue
+        if not isinstance(task, TaskDescriptor):
+            warn_left_out(ep, f"it names a {type(task).__name__}, not a TaskDescriptor")
+        elif task.name != ep.name:
+            warn_left_out(
+                ep, f"its descriptor is named {task.name!r}: the entry point's name must be the task's"
+            )
+        elif task.name in _REGISTRY:
+            warn_left_out(ep, f"a task {task.name!r} exists already")
+        else:
+            register(task)
+
+
+_register_plugins()

@@ -1,0 +1,105 @@
+"""Plugins: another installed package adds a task or a backend through entry points
+(evaluator.plugins), and `eval run` offers and runs it like a built-in one, in a fresh process
+as a user would have it. A plugin that is broken or takes a built-in's name is left out with a
+warning, and the rest works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.test_extending import english_release
+
+__all__ = ["english_release"]  # the fixture, shared with the extending recipes
+
+PLUGIN = """\
+import dataclasses
+
+import evaluator.tasks as registry  # being imported: the built-in tasks are there already
+
+SENTIMENT_AGAIN = dataclasses.replace(registry.TASKS["sentiment"], name="sentiment-again")
+NOT_A_TASK = "a string"
+"""
+
+ENTRY_POINTS = """\
+[polyprobe.tasks]
+sentiment-again = polyprobe_toy_plugin:SENTIMENT_AGAIN
+broken = polyprobe_toy_plugin_gone:TASK
+odd = polyprobe_toy_plugin:NOT_A_TASK
+
+[polyprobe.backends]
+rule = tests.test_extending:RuleBackend
+openai = polyprobe_toy_plugin:Elsewhere
+"""
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An installed plugin package: its module and its dist-info, on the path of a new process."""
+    site = tmp_path_factory.mktemp("site")
+    (site / "polyprobe_toy_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    info = site / "polyprobe_toy_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: polyprobe-toy-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    return site
+
+
+def polyprobe(
+    plugin: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`polyprobe ARGS` in a new process that has the plugin installed."""
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": f"{plugin}{os.pathsep}{REPO}"}
+    return subprocess.run(
+        [sys.executable, "-m", "toolkit.cli", *args],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_plugins_task_and_backend_run_like_built_in_ones(
+    plugin: Path, english_release: Path, tmp_path: Path
+) -> None:
+    metrics = {}
+    for task in ("sentiment", "sentiment-again"):
+        out = tmp_path / task
+        done = polyprobe(
+            plugin, "eval", "run", "--release", str(english_release), "--out", str(out), "--device", "cpu",
+            "--cache", str(tmp_path / f"{task}.sqlite"), "--task", task, "--backend", "rule", "--model", "m",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        written = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        assert written["task"] == task
+        metrics[task] = written["metrics"]
+        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        assert run["options"]["backend"] == "rule" and run["model"]["resolved"] == "rule:m"
+    # the plugin's task is sentiment under another name: the same numbers from the same model
+    assert metrics["sentiment-again"] == metrics["sentiment"]
+    assert metrics["sentiment"]["per_locale"]["en"]["accuracy"]["correct"] == 2
+
+
+def test_broken_or_clashing_plugins_are_left_out_with_a_warning(plugin: Path) -> None:
+    done = polyprobe(plugin, "eval", "run", "--help", env={"COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    package = "(from polyprobe-toy-plugin)"
+    assert warnings == [
+        "warning: polyprobe.backends entry point 'openai' = 'polyprobe_toy_plugin:Elsewhere' "
+        f"{package} is left out: a backend 'openai' exists already",
+        "warning: polyprobe.tasks entry point 'broken' = 'polyprobe_toy_plugin_gone:TASK' "
+        f"{package} is left out: it cannot be loaded (ModuleNotFoundError: No module named "
+        "'polyprobe_toy_plugin_gone')",
+        "warning: polyprobe.tasks entry point 'odd' = 'polyprobe_toy_plugin:NOT_A_TASK' "
+        f"{package} is left out: it names a str, not a TaskDescriptor",
+    ]
+    assert "<sentiment|sos|crows-pairs|honest|bbq|iat|ifm|sentiment-again>" in done.stdout
+    unknown = polyprobe(plugin, "eval", "run", "--task", "broken", "--release", ".", "--model", "m")
+    assert unknown.returncode == 2 and "'broken' is not one of" in unknown.stderr

@@ -47,8 +47,10 @@ def test_version(cli) -> None:
         (("eval", "run", "--release", ".", "--task", "sos", "--model", "m", "--out", "o", "--backend", "vlm"), "--backend", "vlm", "vllm"),
         (("eval", "run", "--release", ".", "--task", "sos", "--model", "m", "--out", "o", "--dtype", "bf61"), "--dtype", "bf61", "bf16"),
         (("eval", "sweep", "s.yaml", "--out", "o", "--executor", "rey"), "--executor", "rey", "ray"),
+        (("lexicon", "fetch", "hurtlx"), "name", "hurtlx", "hurtlex"),
+        (("lexicon", "verify", "hurtlx"), "name", "hurtlx", "hurtlex"),
     ],
-    ids=["suite", "min-status", "formality", "suites list", "status list", "task", "backend", "dtype", "executor"],
+    ids=["suite", "min-status", "formality", "suites list", "status list", "task", "backend", "dtype", "executor", "lexicon fetch", "lexicon verify"],
 )  # fmt: skip
 def test_a_value_outside_its_choices_gets_one_error_format(
     cli, mini: Path, tmp_path: Path, args, option: str, bad: str, closest: str
@@ -67,11 +69,13 @@ def test_a_value_outside_its_choices_gets_one_error_format(
 def test_choices_are_the_registries() -> None:
     """The choice sets are built from the registries, so a new task or suite kind is a choice at once."""
     from evaluator.cli import Backend, Task
-    from toolkit.cli.choices import Suite
+    from toolkit.catalog.lexicon_pins import PINNED_LEXICONS
+    from toolkit.cli.choices import Lexicon, Suite
 
     assert [t.value for t in Task] == list(TASKS)
     assert [b.value for b in Backend] == list(BACKENDS)
     assert [s.value for s in Suite] == list(KINDS)
+    assert [lexicon.value for lexicon in Lexicon] == list(PINNED_LEXICONS) == ["hurtlex"]
 
 
 @pytest.mark.bad_input

@@ -17,6 +17,9 @@ from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import atomic_path, sha256_file
 from toolkit.core.project import Project, cache_dir
 
+PINNED_LEXICONS: tuple[str, ...] = ("hurtlex",)
+"""The external lexicons polyprobe pins by hash and fetches into the user cache (lexicons/NAME.toml)."""
+
 PINS_FILE = "lexicons/hurtlex.toml"
 
 

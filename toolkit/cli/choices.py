@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from toolkit.catalog.lexicon_pins import PINNED_LEXICONS
 from toolkit.render.suites import KINDS
 from toolkit.store.model import STATUSES
 from toolkit.store.rules import STATUS_RANK
@@ -19,6 +20,9 @@ MinStatus = StrEnum(  # type: ignore[misc]
     {s: s for s in sorted((s for s in STATUSES if STATUS_RANK[s] > 0), key=lambda s: STATUS_RANK[s])},
 )
 """The lowest translation status a render admits (machine and draft rank alike)."""
+
+Lexicon = StrEnum("Lexicon", {name: name for name in PINNED_LEXICONS})  # type: ignore[misc]
+"""A pinned external lexicon (`polyprobe lexicon fetch|verify NAME`)."""
 
 PUSHABLE: tuple[str, ...] = tuple(s for s in STATUSES if s != "stale")
 """Statuses a review batch may hold: a stale translation's English changed, so it is

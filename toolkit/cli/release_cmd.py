@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolkit.catalog.lexicon_pins import fetch_hurtlex, load_pins, verify_hurtlex
-from toolkit.cli.choices import Suite
+from toolkit.cli.choices import Lexicon, Suite
 from toolkit.cli.common import (
     JsonFlag,
     Root,
@@ -129,7 +129,7 @@ def diff_command(
 
 @lexicon_app.command("fetch")
 def fetch_command(
-    name: Annotated[str, typer.Argument(help="The lexicon: hurtlex.")],
+    name: Annotated[Lexicon, typer.Argument(help="The lexicon.")],
     source: Annotated[
         Path | None,
         typer.Option(
@@ -145,8 +145,6 @@ def fetch_command(
     root: Root = None,
 ) -> None:
     """Download (or import) the pinned lexicon into the user cache and check every sha256."""
-    if name != "hurtlex":
-        raise InputError(f"unknown lexicon {name!r}; known: hurtlex")
     pins = load_pins(project_at(root, announce=True))
     installed = fetch_hurtlex(pins, lang or sorted(pins.sha256), source)
     for code, path in installed.items():
@@ -155,6 +153,7 @@ def fetch_command(
 
 @lexicon_app.command("verify")
 def lexicon_verify_command(
+    name: Annotated[Lexicon | None, typer.Argument(help="The lexicon (default: hurtlex).")] = None,
     lang: Annotated[
         list[str] | None,
         list_option(

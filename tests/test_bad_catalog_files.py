@@ -5,6 +5,7 @@ written and no catalog file changes."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -386,3 +387,27 @@ def test_a_render_failure_is_reported_beside_the_problems_found_before_it(
     assert result.code == 2
     assert f"{IDS}: (file) version: must be a semantic version" in result.err
     assert named in result.err and "Traceback" not in result.err
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("locale", ["de", "en"], ids=["a locale's grammar", "the source's grammar"])
+def test_a_broken_grammar_file_is_printed_with_what_fails_for_want_of_its_macros_counted(
+    real_sos: Path, cli, locale: str
+) -> None:
+    rel = f"templates/_grammar/{locale}.j2"
+    text = (real_sos / rel).read_text(encoding="utf-8")
+    (real_sos / rel).write_text(text.replace("{%- endmacro -%}", "", 1), encoding="utf-8")
+    result = cli("catalog", "validate", "--root", str(real_sos))
+    assert result.code == 2
+    errors = _errors(result.err)
+    assert errors[0].startswith(f"error: {rel}: (grammar) [{locale}] line ")
+    assert "Jinja syntax error" in errors[0]
+    follow = errors[1]
+    assert follow.startswith(f"error: {rel}: ") and follow.endswith(
+        "further problem(s) follow from this file's problem(s) (not listed); fix it first"
+    )
+    assert int(follow.split(": ")[2].split()[0]) > 20  # every text that calls one of its macros
+    assert len(errors) == 3 and errors[2].endswith(" problem(s)"), errors  # the two, and the total
+    listed = cli("catalog", "validate", "--json", "--root", str(real_sos))
+    problems = json.loads(listed.out)["problems"]
+    assert {p["cause"] for p in problems if "unknown variable" in p["message"]} == {rel}

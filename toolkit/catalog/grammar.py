@@ -99,6 +99,9 @@ class LocaleGrammar:
     file: str | None
     env: BoundedEnvironment
     macros: frozenset[str]
+    broken: bool = False
+    """The file has a problem and none of its macros are defined: what fails for want of them
+    follows from that problem (it is its cause)."""
     _analyses: dict[str, Analysis] = field(default_factory=dict)
     _asts: dict[str, nodes.Template] = field(default_factory=dict)
     _compiled: dict[str, JinjaTemplate] = field(default_factory=dict)
@@ -258,10 +261,10 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
         problems.append(
             Problem(rel, "(grammar)", f"line {exc.lineno}", f"Jinja syntax error: {exc.message}", locale)
         )
-        return LocaleGrammar(locale, rel, env, frozenset())
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     except FileFormatError as exc:
         problems.append(exc.problem(locale))
-        return LocaleGrammar(locale, rel, env, frozenset())
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     except (LimitExceeded, RecursionError, MemoryError, ValueError, OverflowError) as exc:
         why = (
             f"sandbox limit: {exc}"
@@ -269,11 +272,11 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
             else f"cannot parse: {type(exc).__name__}"
         )
         problems.append(Problem(rel, "(grammar)", "", why, locale))
-        return LocaleGrammar(locale, rel, env, frozenset())
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     refused = static_problems(ast, env)
     if refused:
         problems.extend(Problem(rel, "(grammar)", "", message, locale) for message in refused)
-        return LocaleGrammar(locale, rel, env, frozenset())
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     names = [m.name for m in ast.find_all(nodes.Macro) if not m.name.startswith("_")]
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         name = _accessed_name(node)
@@ -281,13 +284,13 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
             problems.append(
                 Problem(rel, "(grammar)", f"line {node.lineno}", f"access to {name!r} is not allowed", locale)
             )
-            return LocaleGrammar(locale, rel, env, frozenset())
+            return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     try:
         with budget(env.limits):
             module = env.from_string(ast).module
     except (TemplateError, TypeError, ValueError, ArithmeticError, RecursionError, MemoryError) as exc:
         why = f"sandbox limit: {exc}" if isinstance(exc, LimitExceeded) else f"{type(exc).__name__}: {exc}"
         problems.append(Problem(rel, "(grammar)", "", f"the macros do not load: {why}", locale))
-        return LocaleGrammar(locale, rel, env, frozenset())
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     env.globals.update({name: getattr(module, name) for name in names})
     return LocaleGrammar(locale, rel, env, frozenset(names))

@@ -53,7 +53,7 @@ def render(catalog: Catalog, suite_id: str, locale: str, min_status: str = "draf
         return catalog.rendered[key]
     kind.check(catalog, suite, job.problems)
     frame = kind.build(job, schema)
-    problems = once_per_text(job.problems)
+    problems = [follows_from_grammar(catalog, locale, p) for p in once_per_text(job.problems)]
     result = catalog.rendered[key] = Rendered(suite.id, locale, frame, problems, job.skipped)
     return result
 
@@ -76,3 +76,15 @@ def once_per_text(problems: list[Problem]) -> list[Problem]:
     for key, n in more.items():
         out[first[key]] = replace(out[first[key]], field=f"{out[first[key]].field} and {n} more")
     return out
+
+
+def follows_from_grammar(catalog: Catalog, locale: str, problem: Problem) -> Problem:
+    """A text that fails for want of a macro, while the grammar file that would define it is
+    broken, follows from that file's problem: it is counted under it, not listed (fix the file
+    first). The locale's grammar is checked first, then the source's (English templates)."""
+    if problem.cause or "unknown variable" not in problem.message:
+        return problem
+    for grammar in (catalog.grammar(locale), catalog.grammar(catalog.locales.source.code)):
+        if grammar.broken and grammar.file and problem.file != grammar.file:
+            return replace(problem, cause=grammar.file)
+    return problem

@@ -13,6 +13,7 @@ import polars as pl
 from evaluator.metrics.errors import MetricInputError
 from evaluator.report.compare import compare_section
 from evaluator.report.document import Cell, Document, Locale, Section, Signatures, Table
+from evaluator.report.figures import write_text
 from evaluator.report.html import render_html
 from evaluator.report.markdown import render_markdown
 from evaluator.report.palette import (
@@ -22,7 +23,6 @@ from evaluator.report.palette import (
     VARIANT_NAMES,
     locale_order,
 )
-from evaluator.report.render import write_text
 from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
 from evaluator.report.sections.common import Context
 from evaluator.run_folder import RUN, release_around

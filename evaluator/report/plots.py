@@ -3,7 +3,7 @@ categories. Categories always run down the y axis (horizontal bars, heatmap rows
 right-to-left labels never overlap; figures grow with the number of rows; locales are facets
 or columns in their palette colour.
 
-Every builder returns a :data:`evaluator.report.render.Draw`: a function of the text function
+Every builder returns a :data:`evaluator.report.figures.Draw`: a function of the text function
 (logical text for SVG, visual for PNG) that every label passes through."""
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaluator.report.document import Cell, Locale, Plot, PValue, Table
+from evaluator.report.figures import render_plot
 from evaluator.report.palette import STANDING_ORDER, ink, locale_color, locale_label
 from evaluator.report.plots import Draw, Tick
-from evaluator.report.render import render_plot
 from evaluator.report.runs import Run, slug
 from evaluator.results.base import Failed, number
 

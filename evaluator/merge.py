@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.metrics.stats import merge_runs
-from evaluator.run_folder import METRICS, release_around
+from evaluator.run_folder import METRICS, refuse_inside_release
 from evaluator.tasks import descriptor
 from toolkit.core.errors import InputError
 from toolkit.core.fileio import write_text_atomic
@@ -17,9 +17,7 @@ from toolkit.core.fileio import write_text_atomic
 def _check_merge_out(out: Path) -> None:
     """--out of a merge is new, empty, or an earlier merge (replaced); never inside a release,
     never a run or a folder with other files (their metrics.json would be lost)."""
-    release = release_around(out.resolve())
-    if release is not None:
-        raise InputError(f"--out {out} is inside the release {release}; choose a folder outside it")
+    refuse_inside_release(out)
     if not out.exists():
         return
     if not out.is_dir():

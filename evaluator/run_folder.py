@@ -47,6 +47,16 @@ def release_around(folder: Path) -> Path | None:
     return None
 
 
+def refuse_inside_release(out: Path) -> None:
+    """Every --out of the evaluator (run, merge, report, sweep): a release is sealed, and one file
+    written into it would make it fail verification."""
+    release = release_around(out.resolve())
+    if release is not None:
+        raise RunFolderRefused(
+            f"--out {out} is inside the release {release}: a release is never written into; choose a folder outside it"
+        )
+
+
 def _part(info: dict[str, Any], key: str) -> dict[str, Any]:
     value = info.get(key)
     return value if isinstance(value, dict) else {}
@@ -72,11 +82,7 @@ def check_out(out: Path, mode: OutMode, wanted: dict[str, Any]) -> None:
     """Refuse an --out that this run must not write: inside a release, a file, a folder with
     foreign files, or a folder with a run that ``mode`` does not allow replacing. ``wanted``
     holds the new run's task, options and release signature (what --resume compares)."""
-    release = release_around(out.resolve())
-    if release is not None:
-        raise RunFolderRefused(
-            f"--out {out} is inside the release {release}: a release is never written into; choose a folder outside it"
-        )
+    refuse_inside_release(out)
     if not out.exists():
         above = next((p for p in out.absolute().parents if p.exists()), None)
         if above is not None and not above.is_dir():

@@ -276,12 +276,16 @@ def test_report_refuses_files_of_different_runs(done, cli, tmp_path: Path, make,
 
 
 @pytest.mark.bad_input
-def test_report_and_merge_never_write_into_a_run_or_a_release(
+def test_report_merge_and_sweep_never_write_into_a_run_or_a_release(
     done, release: Path, cli, tmp_path: Path
 ) -> None:
     run = _copy_run(done, "0", tmp_path / "run")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("x", encoding="utf-8")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"release: {release}\nmodels: [{{model: m}}]\ntasks: [{{task: sos}}]\n", encoding="utf-8"
+    )
     before = {p: snapshot(p) for p in (run, release, tmp_path / "mine")}
     checks = [
         (("eval", "report", str(done["1"]), "--out", str(run)), "is a run folder"),
@@ -292,6 +296,7 @@ def test_report_and_merge_never_write_into_a_run_or_a_release(
             "holds notes.txt",
         ),
         (("eval", "merge", str(done["0"]), str(done["1"]), "--out", str(release)), "is inside the release"),
+        (("eval", "sweep", str(sweep), "--out", str(release / "sweep")), "is inside the release"),
     ]
     for args, named in checks:
         result = cli(*args)

@@ -25,7 +25,7 @@ from evaluator.report.palette import (
 )
 from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
 from evaluator.report.sections.common import Context
-from evaluator.run_folder import RUN, release_around
+from evaluator.run_folder import RUN, refuse_inside_release
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import load_attribute
 from toolkit.core.errors import InputError, PolyprobeError
@@ -121,9 +121,7 @@ def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | Non
     runs = load_runs(folders, labels)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; give a folder for the report")
-    release = release_around(out.resolve())
-    if release is not None:
-        raise InputError(f"--out {out} is inside the release {release}; choose a folder outside it")
+    refuse_inside_release(out)
     if (out / RUN).is_file():
         raise InputError(f"--out {out} is a run folder; a report there would mix with the run's files")
     plots_dir = out / "plots"

@@ -21,6 +21,7 @@ from typing import Literal
 from rich.console import Console
 
 from evaluator.run import job_locales
+from evaluator.run_folder import refuse_inside_release
 from evaluator.sweep.driver import Driver, Executor
 from evaluator.sweep.local import LocalExecutor
 from evaluator.sweep.progress import Board, Listener
@@ -52,6 +53,7 @@ class SweepResult:
 
 
 def _check_out(out: Path) -> None:
+    refuse_inside_release(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; give a folder for the sweep")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():

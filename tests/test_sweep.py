@@ -212,7 +212,8 @@ def test_a_broken_job_is_reported_and_the_others_finish(
     [
         ([{"task": "sso"}], {}, "tasks[0].task: unknown task 'sso'. Did you mean 'sos'?"),
         ([{"task": "sos", "options": {"scor": "pll"}}], {}, "tasks[0].options.scor: not a task option. Did you mean 'score'?"),
-        ([{"task": "sos", "options": {"k": 5}}], {}, "tasks[0].options.k: task sos does not take it (its options: groups, original_script, score, suite, truncation)"),
+        ([{"task": "sos", "options": {"k": 5}}], {}, "tasks[0].options.k: task sos does not take it (its options: groups, original_script, score, suite)"),
+        ([{"task": "sos", "options": {"truncation": "right"}}], {}, "tasks[0].options.truncation: is set per model or per task entry, not in the task's options"),
         ([{"task": "sos", "options": {"score": "pl"}}], {}, "tasks[0].options.score: Input should be 'auto', 'pll', 'll' or 'shared'"),
         ([{"task": "sos", "options": {"seed": 3}}], {}, "tasks[0].options.seed: is set per model or per task entry"),
         ([{"task": "sos"}, {"task": "sos"}], {}, "tasks[1]: a second 'sos' entry (tasks[0]): give each a distinct `name`"),

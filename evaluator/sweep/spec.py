@@ -13,6 +13,7 @@ each an ordinary `eval run` with a folder of its own.
         backend: transformers                 # a registered backend: transformers | vllm | openai
         dtype: bf16
         batch_size: 64
+        truncation: right                     # inputs longer than the model: error (default) | left | right
         gpus: 1                               # per Ray actor; tensor_parallel: N for vLLM
     tasks:
       - task: sos
@@ -34,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evaluator.backends import BACKENDS
-from evaluator.options import Device, Dtype, RunOptions
+from evaluator.options import Device, Dtype, RunOptions, Truncation
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError, did_you_mean
@@ -42,7 +43,7 @@ from toolkit.core.fileio import load_yaml
 
 MODEL_FIELDS = frozenset(
     {"task", "model", "locales", "backend", "device", "dtype", "batch_size", "seed", "limit", "api"}
-    | {"tensor_parallel"}
+    | {"tensor_parallel", "truncation"}
 )
 """RunOptions fields the sweep sets from the model, the task entry or the seeds, never from `options`."""
 TASK_OPTIONS = tuple(sorted(f.name for f in dataclasses.fields(RunOptions) if f.name not in MODEL_FIELDS))
@@ -75,6 +76,8 @@ class ModelSpec(_Strict):
     """A name of the backend registry (evaluator.backends.BACKENDS)."""
     device: Device = "auto"
     dtype: Dtype = "auto"
+    truncation: Truncation = "error"
+    """Set when the model loads, so per model: every task of a model is run with one policy."""
     batch_size: int | None = Field(default=None, ge=1)
     gpus: float = Field(default=0, ge=0)
     """GPUs reserved for this model's Ray actor (the local executor uses `device`)."""
@@ -250,6 +253,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                     "seed": seed,
                     "limit": task.limit or spec.limit,
                     "tensor_parallel": model.tensor_parallel,
+                    "truncation": model.truncation,
                     "api": {"base_url": model.api_base, "rate": model.api_rate}
                     if model.backend == "openai"
                     else {},

@@ -174,8 +174,18 @@ def test_local_sweep_equals_separate_runs_and_a_rerun_computes_nothing(
         raise AssertionError("a finished sweep loaded a model")
 
     monkeypatch.setattr(local, "load_backend", no_loading)
+    import evaluator.backends.hf as hf
+
+    hashed: list[Path] = []
+    monkeypatch.setattr(
+        hf, "files_revision", lambda folder, real=hf.files_revision: hashed.append(folder) or real(folder)
+    )
     again = cli("eval", "sweep", str(sweep), "--out", str(out))
     assert again.code == 0, again.err
+    assert sorted(p.name for p in hashed) == [
+        "llama",
+        "xlmr",
+    ]  # each model's files read once, not once per job
     assert {j["status"] for j in summary(out).values()} == {"skipped"}
     assert stamps == {p: p.stat().st_mtime_ns for p in (out / "jobs").rglob("*") if p.is_file()}
 

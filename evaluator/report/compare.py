@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from evaluator.report.document import (
     Block,
     Cell,
-    Delta,
     Locale,
     Note,
     Section,
@@ -49,17 +48,6 @@ def _collect(runs: list[Run]) -> dict[str, _Table]:
 def _sorted_keys(keys: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     order = {loc: i for i, loc in enumerate(locale_order(k[0] for k in keys))}
     return sorted(keys, key=lambda k: (order[k[0]], k[1:]))
-
-
-def deltas(runs: list[Run]) -> dict[str, dict[tuple[str, ...], list[Delta]]]:
-    """Per comparison table and key: the change from the first run to each later run."""
-    out: dict[str, dict[tuple[str, ...], list[Delta]]] = {}
-    for title, table in _collect(runs).items():
-        out[title] = {
-            key: [make_delta(values.get(0), values.get(i), table.better[key]) for i in range(1, len(runs))]
-            for key, values in table.values.items()
-        }
-    return out
 
 
 def compare_section(task: str, runs: list[Run], ctx: Context) -> Section:

@@ -6,6 +6,7 @@ model files. Everything else runs; an interrupted job resumes from the response 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +57,23 @@ def rerun_reason(job: Job, folder: Path, release: Release) -> str | None:
     if run.get("options") != _normal(job.options.as_dict()):
         return "its options changed"
     model = Path(job.options.model)
-    if job.options.backend == "transformers" and model.is_dir():
-        from evaluator.backends.hf import files_revision  # torch: loaded only for a local model
-
-        if (run.get("model") or {}).get("revision") != files_revision(model):
-            return "the model's files changed"
+    local = job.options.backend == "transformers" and model.is_dir()
+    if local and (run.get("model") or {}).get("revision") != model_revision(model):
+        return "the model's files changed"
     return None
+
+
+def model_revision(folder: Path) -> str:
+    """A local model's revision (the hash of its files), read once per sweep for all its finished
+    jobs: the files are hashed again only when one of them changed size or time."""
+    stamp = tuple(
+        sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir() if p.is_file())
+    )
+    return _hashed_revision(folder.resolve(), stamp)
+
+
+@cache
+def _hashed_revision(folder: Path, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    from evaluator.backends.hf import files_revision  # torch: loaded only for a local model
+
+    return files_revision(folder)

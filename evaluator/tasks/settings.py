@@ -27,7 +27,8 @@ def instruction_generation(options: RunOptions, max_new_tokens: int) -> Generati
 
 def pair_rule(options: RunOptions) -> PairRule:
     """How pair scores are compared: the paper's definition, or the dataset's own script
-    (--original-script: scores rounded to 3 decimals, ties kept in the denominator)."""
+    (--original-script). What the script does differs per dataset (how it rounds, where ties
+    go): see evaluator.metrics.sos and evaluator.metrics.crows_pairs."""
     return "original" if options.original_script else "paper"
 
 

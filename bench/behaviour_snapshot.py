@@ -1,6 +1,6 @@
 """Behaviour snapshot for refactors that must change nothing a user sees (issue 17).
 
-    python bench/behaviour_snapshot.py OUT.json [--no-eval] [--eval-on DIR]
+    python bench/behaviour_snapshot.py OUT.json [--eval-on DIR]
 
 run from a tree's root with that tree's code first on the path (``PYTHONPATH=.``), once on the
 tree before the refactor and once after; then ``python bench/behaviour_snapshot.py --compare
@@ -12,12 +12,10 @@ A.json B.json`` prints every difference and exits 1 if there is one. It records:
 - ``release``: the sha256 of every file of a preview release built from the repository's
   catalog and from the imported one, with the version fields (git commit, package version, build
   machine) taken out of manifest.json first and its files with them listed apart;
-- ``eval``: every metrics.json the evaluator's end-to-end tests write (tiny models built in the
-  tests, every task), by test and run folder, with the signature and version strings taken out.
-  The tiny models are not the same from one process to the next (the tokenizers' WordPiece and
-  BPE trainers break ties in no fixed order), so these differ between two runs of one tree too;
 - ``eval_on``: with ``--eval-on DIR``, `eval run` of every task on tiny models and releases made
-  once in DIR (by the first tree that runs it) and reused by the other: the exact comparison.
+  once in DIR (by the first tree that runs it) and reused by the other: the exact comparison (tiny
+  models built anew in each process differ, their tokenizers' trainers break ties in no fixed
+  order, so the models are made once). A run that fails stops the snapshot.
 
 The render and release parts only use the CLI and ``load_catalog``/``render``, found at their
 old or new module paths, so the one script runs on both trees.
@@ -144,23 +142,6 @@ def _release(catalogs: dict[str, Path]) -> dict[str, Any]:
     return out
 
 
-def _eval(base: Path) -> dict[str, Any]:
-    temp = base / "pytest"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    tests = ["tests/test_eval_run.py", "tests/test_replication_eval.py"]
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--basetemp={temp}", *tests],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    out: dict[str, Any] = {}
-    for path in sorted(temp.rglob("metrics.json")):
-        key = path.relative_to(temp).as_posix()
-        out[key] = _strip(json.loads(path.read_text(encoding="utf-8")))
-    return out
-
-
 RUNS = [
     ("sentiment-cls", "sentiment", ["--task", "sentiment", "--model", "cls"]),
     ("sentiment-llama", "sentiment", ["--task", "sentiment", "--model", "llama"]),
@@ -245,8 +226,7 @@ def _eval_on(folder: Path, label: str) -> dict[str, Any]:
             [*cmd, "--device", "cpu", *args], cwd=ROOT, env=env, capture_output=True, text=True
         )
         if done.returncode != 0:
-            out[name] = {"exit": done.returncode, "stderr": done.stderr[-500:]}
-            continue
+            raise SystemExit(f"eval run {name} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
         out[name] = _strip(json.loads((run / "metrics.json").read_text(encoding="utf-8")))
     return out
 
@@ -267,7 +247,7 @@ def main(argv: list[str]) -> int:
         before, after = (json.loads(Path(p).read_text(encoding="utf-8")) for p in argv[1:3])
         found: list[str] = []
         _diff(before, after, "", found)
-        for part in ("render", "release", "eval", "eval_on"):
+        for part in ("render", "release", "eval_on"):
             print(f"{part}: {len(before.get(part, {}))} entries before, {len(after.get(part, {}))} after")
         print("\n".join(found) or "no differences")
         return 1 if found else 0
@@ -276,8 +256,6 @@ def main(argv: list[str]) -> int:
         base = Path(tmp)
         catalogs = _catalogs(base)
         snapshot = {"render": _render(catalogs), "release": _release(catalogs)}
-        if "--no-eval" not in argv:
-            snapshot["eval"] = _eval(base)
         if "--eval-on" in argv:
             snapshot["eval_on"] = _eval_on(Path(argv[argv.index("--eval-on") + 1]), target.stem)
     target.write_text(json.dumps(snapshot, indent=1, sort_keys=True), encoding="utf-8")

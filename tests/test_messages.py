@@ -240,8 +240,20 @@ def outside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ("translate", "--locale", "de", "--suite", "sentiment"),
         ("review", "pull", "--locale", "de"),
         ("import", "bbq", "{tmp}/bbq"),
+        ("import", "crows-pairs", "{tmp}/crows.csv"),
+        ("import", "sos-study", "{tmp}/sos"),
     ],
-    ids=["sync", "draft", "xliff import", "release build", "translate", "review pull", "import bbq"],
+    ids=[
+        "sync",
+        "draft",
+        "xliff import",
+        "release build",
+        "translate",
+        "review pull",
+        "import bbq",
+        "import crows-pairs",
+        "import sos-study",
+    ],
 )
 def test_outside_a_checkout_nothing_is_written_into_the_install(
     outside: Path, cli, tmp_path: Path, args
@@ -249,13 +261,16 @@ def test_outside_a_checkout_nothing_is_written_into_the_install(
     (tmp_path / "drafts.yaml").write_text('gen-01.f: "x {{ group.adj }}"\n', encoding="utf-8")
     (tmp_path / "de.xlf").write_text("<xliff/>", encoding="utf-8")
     (tmp_path / "bbq").mkdir()
+    (tmp_path / "sos").mkdir()
+    (tmp_path / "crows.csv").write_text("sent_more,sent_less\n", encoding="utf-8")
     before = snapshot(REPO / "translations")
-    had_dist = (REPO / "dist").exists()
+    had_dist, had_imports = (REPO / "dist").exists(), (REPO / ".polyprobe" / "imports").exists()
     result = cli(*(a.replace("{tmp}", str(tmp_path)) for a in args))
     assert result.code == 2, result.err
     assert f"the only one found is polyprobe's own install at {REPO}" in result.err
     assert f"pass --root {REPO}" in result.err
     assert snapshot(REPO / "translations") == before and (REPO / "dist").exists() == had_dist
+    assert (REPO / ".polyprobe" / "imports").exists() == had_imports
 
 
 def test_outside_a_checkout_reading_the_install_still_works(outside: Path, cli) -> None:

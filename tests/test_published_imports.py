@@ -25,6 +25,7 @@ from tests.published_fixtures import (
     write_study,
 )
 from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.files import import_file
 from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 from toolkit.release.reader import open_release
@@ -238,6 +239,13 @@ def test_one_study_file_alone(root: Path, tmp_path: Path, cli) -> None:
     assert result.code == 0, result.err
     assert "3 pairs from 1 file(s)" in result.err
     assert rendered(root, "sos-study", "en").height == 0 and rendered(root, "sos-study", "de").height == 6
+    # a whole-folder import, then one file again: the other files' pairs stay, byte for byte
+    assert cli("import", "sos-study", str(folder), "--root", str(root)).code == 0
+    whole = (root / import_file("sos-study", "pairs")).read_bytes()
+    again = cli("import", "sos-study", str(folder / "German_SOS_non_binary.csv"), "--root", str(root))
+    assert again.code == 0, again.err
+    assert "3 pairs from 1 file(s)" in again.err and "kept from the earlier import: " in again.err
+    assert (root / import_file("sos-study", "pairs")).read_bytes() == whole
     other = tmp_path / "other.csv"
     other.write_text(study_text([]), encoding="utf-8")
     assert (
@@ -306,3 +314,15 @@ def test_a_damaged_import_is_a_located_problem(root: Path, tmp_path: Path, cli) 
         "Input should be 'stereo' or 'antistereo' (re-run the import)"
     ]
     assert result.frame.height == 0
+
+
+@pytest.mark.bad_input
+def test_line_separators_inside_a_sentence_survive_the_import(root: Path, tmp_path: Path, cli) -> None:
+    """U+2028 and U+0085 are kept raw in the JSONL import; reading it back splits at line feeds only."""
+    rows = [("I hate\u2028Muslim women.", "I love\x85Muslim women.", "stereo", "religion"), *CROWS_ROWS[1:]]
+    result = cli("import", "crows-pairs", str(write_crows(tmp_path / "crows.csv", rows)), "--root", str(root))
+    assert result.code == 0, result.err
+    frame = rendered(root, "crows-pairs", "en")
+    assert ("I hate\u2028Muslim women.", "I love\x85Muslim women.") in set(
+        frame.select("text", "sent_less").iter_rows()
+    )

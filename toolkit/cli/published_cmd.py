@@ -42,7 +42,7 @@ def crows_pairs_command(
     json: JsonFlag = False,
 ) -> None:
     """Read CrowS-Pairs (or French CrowS-Pairs) into the crows-pairs suite, as published."""
-    catalog = load_catalog(project_at(root), suites=[CROWS_PAIRS])
+    catalog = load_catalog(project_at(root, writes=True, announce=True), suites=[CROWS_PAIRS])
     result = import_crows_pairs(catalog, path, locale=locale)
     if json:
         print_json(
@@ -71,7 +71,7 @@ def sos_study_command(
     json: JsonFlag = False,
 ) -> None:
     """Read the regional study's SOS sets into the sos-study suite, as published."""
-    catalog = load_catalog(project_at(root), suites=[SOS_STUDY])
+    catalog = load_catalog(project_at(root, writes=True, announce=True), suites=[SOS_STUDY])
     result = import_sos_study(catalog, path)
     if json:
         print_json(
@@ -87,6 +87,10 @@ def sos_study_command(
     for name, pairs in result.files.items():
         say(f"  {name}: {pairs} pairs")
     say(f"{sum(result.files.values())} pairs from {len(result.files)} file(s) -> {result.path}")
+    if result.kept:
+        say(
+            f"kept from the earlier import: {sum(result.kept.values())} pairs of {len(result.kept)} other file(s)"
+        )
     if result.missing:
         say(f"not found (not imported): {', '.join(result.missing)}")
     if result.ignored:

@@ -48,6 +48,13 @@ def read_text(path: Path, label: str | None = None) -> str:
         ) from None
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSONL file, split at line feeds only: JSON written with ensure_ascii=False
+    keeps U+2028, U+0085 and the like raw, and str.splitlines() would cut a record at them."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's parser when PyYAML was built with it (ten times faster on the identity lists)."""
 

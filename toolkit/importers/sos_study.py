@@ -26,7 +26,15 @@ from pydantic import Field
 
 from toolkit.catalog.identities import Variant
 from toolkit.catalog.loader import Catalog
-from toolkit.catalog.published.files import FORMAT, Finding, Header, Source, pair_findings, write_import
+from toolkit.catalog.published.files import (
+    FORMAT,
+    Finding,
+    Header,
+    Source,
+    pair_findings,
+    read_import,
+    write_import,
+)
 from toolkit.catalog.published.sos_study import DATASET, IMPORT_NAME, StudyPair
 from toolkit.core.errors import CatalogError, InputError, Problem
 from toolkit.core.fileio import load_yaml
@@ -99,6 +107,8 @@ class StudyImport:
     ignored: list[str]
     findings: Sequence[Finding]
     counts: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, int] = field(default_factory=dict)
+    """Pairs per file of an earlier import left as they were (a one-file import)."""
 
 
 def load_spec(catalog: Catalog) -> StudySpec:
@@ -253,9 +263,26 @@ def import_sos_study(catalog: Catalog, path: Path) -> StudyImport:
             sources.append(read[0])
             pairs.extend(read[1])
             findings.extend(read[2])
-    if problems:
+    read_now = {s.file for s in sources}
+    if not path.is_dir():  # one file: the other files of an earlier import stay as they were
+        earlier = read_import(catalog.project, DATASET, IMPORT_NAME, StudyPair, problems)
+        if earlier is not None:
+            others = {s.file for s in earlier[0].sources} - read_now
+            sources = [s for s in earlier[0].sources if s.file in others] + sources
+            order = {name: i for i, name in enumerate(spec.files)}  # as a whole-folder import writes them
+            sources.sort(key=lambda s: order.get(s.file, len(order)))
+            pairs = sorted(
+                [p for p in earlier[1] if p.file in others] + pairs, key=lambda p: order.get(p.file, len(order))
+            )
+            findings = sorted(
+                [f for f in earlier[0].findings if f.file in others] + findings,
+                key=lambda f: order.get(f.file, len(order)),
+            )
+    if problems:  # a damaged earlier import is named, never overwritten
         raise CatalogError(problems)
     header = Header(format=FORMAT, dataset=DATASET, sources=tuple(sources), findings=tuple(findings))
     out = write_import(catalog.project, header, pairs, IMPORT_NAME)
-    files = {s.file: sum(1 for p in pairs if p.file == s.file) for s in sources}
-    return StudyImport(out, files, missing, ignored, findings, header.counts())
+    per_file = {s.file: sum(1 for p in pairs if p.file == s.file) for s in sources}
+    files = {name: n for name, n in per_file.items() if name in read_now}
+    kept = {name: n for name, n in per_file.items() if name not in read_now}
+    return StudyImport(out, files, missing, ignored, findings, header.counts(), kept)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolkit.core.fileio import jsonl_lines
 from toolkit.core.project import Project
 
 LEDGER_FILE = "translations/ledger.jsonl"
@@ -42,7 +43,7 @@ def read_ledger(project: Project) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in jsonl_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             try:
                 out.append(json.loads(line))

@@ -22,7 +22,7 @@ from toolkit.catalog.published.bbq_targets import (
     target_label,
 )
 from toolkit.core.errors import Problem
-from toolkit.core.fileio import read_text, write_text_atomic
+from toolkit.core.fileio import jsonl_lines, read_text, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import Record
 from toolkit.store.model import source_sha
@@ -179,7 +179,7 @@ def read_imported(project: Project, problems: list[Problem]) -> list[tuple[BbqIt
     if not path.is_file():
         return []
     out = []
-    for lineno, line in enumerate(read_text(path, SAMPLES_FILE).splitlines(), start=1):
+    for lineno, line in enumerate(jsonl_lines(read_text(path, SAMPLES_FILE)), start=1):
         raw = json_object(line, SAMPLES_FILE, lineno, problems)
         if raw is None:
             continue

@@ -19,7 +19,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from toolkit.core.errors import Problem
-from toolkit.core.fileio import FileFormatError, read_text, write_text_atomic
+from toolkit.core.fileio import FileFormatError, jsonl_lines, read_text, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import Record
 
@@ -81,7 +81,7 @@ def read_import(
         return None
     lineno = 1
     try:
-        lines = read_text(path, rel).splitlines()
+        lines = jsonl_lines(read_text(path, rel))
         header = Header.model_validate(json.loads(lines[0]) if lines else None)
         if header.format != FORMAT or header.dataset != dataset:
             problems.append(

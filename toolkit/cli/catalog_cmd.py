@@ -23,6 +23,7 @@ from toolkit.cli.common import (
     progress,
     project_at,
     say,
+    stepper,
     table,
     warn_problems,
 )
@@ -38,14 +39,8 @@ app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
 def validate_command(root: Root = None, json: JsonFlag = False) -> None:
     """Render every template × group × variant × locale; list every problem (exit 2 if any)."""
     catalog = load_catalog(project_at(root))
-    jobs = sum(len(s.spec.locales) for s in catalog.suites.values())
     with progress() as bar:
-        task = bar.add_task("validating", total=jobs)
-
-        def step(suite: str, locale: str) -> None:
-            bar.update(task, advance=1, description=f"validating {suite} {locale}")
-
-        result = validate(catalog, progress=step)
+        result = validate(catalog, progress=stepper(bar))
     if json:
         print_json(
             {

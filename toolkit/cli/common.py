@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,6 +26,7 @@ from rich.table import Table
 
 from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import InputError, Problem, ordered
+from toolkit.core.progress import Step
 from toolkit.core.project import Project
 from toolkit.store.files import SKIPPED
 
@@ -208,10 +209,6 @@ def warn_skipped(problems: list[Problem]) -> None:
             f"warning: {len(skipped)} store line(s) not counted; `polyprobe translations repair` sets them "
             "aside and makes the files whole"
         )
-
-
-Step = Callable[[str, int, int], None]
-"""A library's progress callback: (what, done, total)."""
 
 
 def stepper(bar: Progress) -> Step:

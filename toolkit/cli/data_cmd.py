@@ -1,6 +1,5 @@
 """`polyprobe import bbq` and `polyprobe quality`: bringing external data in, and measuring
-what reviewers changed (sacrebleu is imported by `quality` alone: the other commands need
-not load it)."""
+what reviewers changed."""
 
 from __future__ import annotations
 

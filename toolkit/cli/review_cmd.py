@@ -1,6 +1,4 @@
-"""`polyprobe review push | pull | status | server`: native speakers' review in Label Studio. The
-Label Studio client and the review machinery are imported by the commands that use them, so
-the rest of the CLI starts without them."""
+"""`polyprobe review push | pull | status | server`: native speakers' review in Label Studio."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ from toolkit.catalog.studies import load_study, study_manifest
 from toolkit.core.errors import CatalogError, InputError
 from toolkit.core.fileio import WriteFailed, is_io_failure, load_yaml
 from toolkit.core.interrupts import discard, interrupts_held
+from toolkit.core.progress import Step
 from toolkit.core.project import Project
 from toolkit.core.records import SEMVER_RE
 from toolkit.release.approvals import approval_backed
@@ -88,10 +89,6 @@ def check_version(version: str, preview: bool) -> None:
         raise InputError(f"a preview release needs a preview version, e.g. {version.split('-')[0]}-preview.1")
     if not preview and pre:
         raise InputError(f"{version} is a pre-release version: build it with --preview, or drop '-{pre}'")
-
-
-def _sha_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _hash_files(paths: list[Path]) -> str:
@@ -222,10 +219,6 @@ class _Plan:
     min_status: str
 
 
-Step = Callable[[str, int, int], None]
-"""Progress of a stage: what is being done, how many are done, of how many."""
-
-
 def build_release(
     project: Project, options: BuildOptions, progress: Callable[[str, int, int], None] | None = None
 ) -> Path:
@@ -279,12 +272,7 @@ def _plan(project: Project, options: BuildOptions) -> _Plan:
 def _check(plan: _Plan, options: BuildOptions, step: Step) -> None:
     """Every problem of the catalog (in the release's locales), and for a stable release every
     translation it includes approved through review."""
-    catalog = plan.catalog
-    checks = sum(c in catalog.locales for s in catalog.suites.values() for c in s.spec.locales)
-    checked_so_far = iter(range(checks))
-    checked = validate(
-        catalog, progress=lambda sid, code: step(f"validating {sid} {code}", next(checked_so_far), checks)
-    )
+    checked = validate(plan.catalog, progress=step)
     relevant = [
         p for p in checked.problems if not p.locale or options.locales is None or p.locale in options.locales
     ]

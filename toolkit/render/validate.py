@@ -5,12 +5,12 @@ evaluation lexicons (answers, prompts) every release carries."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from toolkit.catalog.evaluation_lexicons import lexicon_problems
 from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import PolyprobeError, Problem, ordered
+from toolkit.core.progress import Step
 from toolkit.render.renderer import render
 
 
@@ -38,38 +38,36 @@ def _render_failure(suite: str, locale: str, exc: Exception) -> Problem:
     )
 
 
-def validate(catalog: Catalog, progress: Callable[[str, str], None] | None = None) -> Validation:
+def validate(catalog: Catalog, progress: Step | None = None) -> Validation:
     result = Validation()
     problems = list(catalog.problems)
-    for suite in catalog.suites.values():
-        for locale in suite.spec.locales:
-            if locale not in catalog.locales:
-                continue
-            if progress:
-                progress(suite.id, locale)
-            try:
-                rendered = render(catalog, suite.id, locale, min_status="draft")
-            except Exception as exc:  # a crash must not hide the located problems found so far
-                problems.append(_render_failure(suite.id, locale, exc))
-                continue
-            problems.extend(rendered.problems)
-            result.rows[(suite.id, locale)] = rendered.frame.height
-            if catalog.locales[locale].source:
-                continue
-            store = catalog.store(suite.id, locale)
-            rel = catalog.project.rel(store.path)
-            for segment in store.records:
-                if segment not in suite.segments:
-                    problems.append(
-                        Problem(
-                            rel,
-                            segment,
-                            "segment",
-                            "no template variant has this segment id (orphan)",
-                            locale,
-                            cause=suite.cause_of_orphan(segment),
-                        )
+    jobs = [(s, loc) for s in catalog.suites.values() for loc in s.spec.locales if loc in catalog.locales]
+    for done, (suite, locale) in enumerate(jobs):
+        if progress:
+            progress(f"validating {suite.id} {locale}", done, len(jobs))
+        try:
+            rendered = render(catalog, suite.id, locale, min_status="draft")
+        except Exception as exc:  # a crash must not hide the located problems found so far
+            problems.append(_render_failure(suite.id, locale, exc))
+            continue
+        problems.extend(rendered.problems)
+        result.rows[(suite.id, locale)] = rendered.frame.height
+        if catalog.locales[locale].source:
+            continue
+        store = catalog.store(suite.id, locale)
+        rel = catalog.project.rel(store.path)
+        for segment in store.records:
+            if segment not in suite.segments:
+                problems.append(
+                    Problem(
+                        rel,
+                        segment,
+                        "segment",
+                        "no template variant has this segment id (orphan)",
+                        locale,
+                        cause=suite.cause_of_orphan(segment),
                     )
+                )
     problems += lexicon_problems(catalog.project, catalog.locales.codes)
     result.problems = ordered([*problems, *catalog.problems])
     return result

@@ -238,6 +238,16 @@ DAMAGES: list[Damage] = [
         ("line 4 (rel-01.f)", "duplicate segment (also on line 3)"),
     ),
     Damage(
+        "key repeated (text twice, json.loads would keep the last)",
+        _edit_line(2, lambda line: line.replace(b'"text": ', b'"text": "La prima versione.", "text": ', 1)),
+        ("line 2 (gen-01.m)", "duplicate key 'text'"),
+    ),
+    Damage(
+        "key repeated inside a history event",
+        _edit_line(3, lambda line: line.replace(b'"by": ', b'"by": "someone", "by": ', 1)),
+        ("line 3 (rel-01.f)", "duplicate key 'by'"),
+    ),
+    Damage(
         "records out of order",
         _swap(1, 3),
         ("line 2", "not sorted by segment id (gen-01.m after rel-01.f)"),

@@ -13,6 +13,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 from tests.conftest import store_line
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
+from toolkit.importers.bbq import import_bbq
 from toolkit.render.renderer import render
 
 AGE_TAGS = {"young": "nonOld", "teen": "nonOld", "old": "old", "grandfather": "old"}
@@ -141,6 +142,39 @@ def test_translated_mbbq_file_becomes_imported_drafts(root: Path, tmp_path: Path
     frame = render(catalog, "bbq", "es").frame
     assert frame["text"].to_list() == ["El cristiano y el musulmán esperaban el autobús. ¿Quién gritaba?"]
     assert frame["status"].to_list() == ["draft"]
+
+
+def test_a_translation_import_keeps_reviewed_work_and_says_which(root: Path, tmp_path: Path, cli) -> None:
+    data = write_bbq(tmp_path / "bbq")
+    cli("import", "bbq", str(data), "--root", str(root))
+    es = tmp_path / "es.jsonl"
+    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
+    item.update(
+        context="El cristiano y el musulmán esperaban el autobús.",
+        question="¿Quién gritaba?",
+        ans0="El cristiano",
+        ans1="El musulmán",
+        ans2="Desconocido",
+    )
+    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    assert cli("import", "bbq", str(es), "--locale", "es", "--root", str(root)).code == 0
+    store = root / "translations" / "es" / "bbq.jsonl"
+    lines = [json.loads(line) for line in store.read_text(encoding="utf-8").splitlines()]
+    for rec in lines:
+        if rec["segment"] == "religion-0.context":
+            rec["status"] = "reviewed"
+    store.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
+    before = store.read_bytes()
+    item.update(context="El cristiano y el musulmán esperaban el tren.", question="¿Quién chillaba?")
+    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
+    catalog = load_catalog(Project.at(root), suites=["bbq"])
+    result = import_bbq(catalog, es, locale="es", per_category=None, how="first", seed=0, by="tests")
+    assert result.kept_reviewed == ["religion-0.context"]  # counted, not skipped without a word
+    assert result.translated == 1  # the question, a draft
+    records = {r["segment"]: r for r in map(json.loads, store.read_text(encoding="utf-8").splitlines())}
+    assert records["religion-0.context"]["text"] == "El cristiano y el musulmán esperaban el autobús."
+    assert records["religion-0.context"]["status"] == "reviewed"
+    assert store.read_bytes() != before and records["religion-0.question"]["text"] == "¿Quién chillaba?"
 
 
 @pytest.mark.bad_input

@@ -291,3 +291,20 @@ def test_repair_of_an_unknown_store_is_an_error(mini: Path, cli) -> None:
     result = cli("translations", "repair", "--root", str(mini), "--locale", "xx")
     assert result.code == 2
     assert "no store file for xx" in result.err
+
+
+@pytest.mark.bad_input
+def test_repair_puts_a_line_with_a_repeated_key_aside_whole(mini: Path, cli) -> None:
+    """json.loads keeps the last of a repeated key: read so, the rewrite would drop the first
+    value without a word. The line is refused and set aside byte for byte instead."""
+    path = mini / STORE_IT
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"text": ', b'"text": "La prima versione.", "text": ', 1)
+    path.write_bytes(b"\n".join(lines))
+    scan = scan_store(path.read_bytes())
+    assert [(b.lineno, b.segment, b.reason) for b in scan.bad] == [(2, "gen-01.m", "duplicate key 'text'")]
+    result = cli("translations", "repair", "--root", str(mini))
+    assert result.code == 0, result.err
+    (sidecar,) = path.parent.glob("sentiment.jsonl.rejected-*")
+    assert sidecar.read_bytes() == lines[1] + b"\n"  # both values, as they were
+    assert b"gen-01.m" not in path.read_bytes()

@@ -101,6 +101,11 @@ def import_bbq_command(
             f"{result.items} items aligned with the English ones; {result.translated} segment translations "
             f"stored as drafts ({locale})"
         )
+        if result.kept_reviewed:
+            say(
+                f"{len(result.kept_reviewed)} segment(s) kept as they are: the store has reviewed work for them "
+                f"({', '.join(result.kept_reviewed[:10])}{' …' if len(result.kept_reviewed) > 10 else ''})"
+            )
         if result.outside:
             say(f"{result.outside} translated item(s) belong to English items that were not imported")
         if result.unaligned:

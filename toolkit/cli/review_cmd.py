@@ -97,6 +97,8 @@ def pull_command(
     say(f"{locale}: {report.events} new review event(s); {len(report.changed)} translation(s) changed status")
     if report.flagged:
         say(f"flagged (edit breaks the template, not applied): {', '.join(sorted(set(report.flagged)))}")
+    for line in report.refused:
+        say(f"warning: {line}")
     if report.inconsistent:
         say(
             "inconsistent (verdict and text disagree, not counted): "

@@ -61,7 +61,7 @@ from toolkit.core.fileio import read_text
 from toolkit.render.gate import gate
 from toolkit.store.files import load_store_strict, store_lock
 from toolkit.store.model import Event, source_sha, utc_now
-from toolkit.store.rules import is_current, state
+from toolkit.store.rules import is_current, reviewed_work
 
 FILE_NAME = re.compile(r"^(?P<stem>.+?)(?P<control>_control)?(?:_(?P<lang>[a-z]{2,3}))?\.jsonl$")
 
@@ -200,6 +200,9 @@ class BbqImport:
     """Translated items not imported, with why (no English counterpart, options not mappable)."""
     outside: int = 0
     """Translated items whose English item is not among the imported ones."""
+    kept_reviewed: list[str] = field(default_factory=list)
+    """Segments whose translation differs from the store's reviewed or approved one: the store's
+    is kept (an import never replaces reviewed work) and the import's text is not stored."""
 
 
 def import_bbq(
@@ -429,6 +432,7 @@ def _import_translations(
         raise CatalogError(broken)  # the store's gate: nothing is written
     now = utc_now()
     count = 0
+    kept: list[str] = []
     with store_lock(catalog.project, locale, "bbq"):
         store = load_store_strict(catalog.project, locale, "bbq")  # refuses a damaged store
         for pair in aligned:
@@ -439,8 +443,9 @@ def _import_translations(
                 current = store.records.get(sid)
                 if current is not None and current.text == text and is_current(current, source_sha(src)):
                     continue
-                if state(current, source_sha(src)) in ("reviewed", "approved"):
-                    continue  # reviewed work is never replaced by an import
+                if reviewed_work(current, source_sha(src), "an import") is not None:
+                    kept.append(sid)  # reviewed work is never replaced by an import
+                    continue
                 event = Event(
                     at=now,
                     event="import",
@@ -454,4 +459,6 @@ def _import_translations(
                 count += 1
         store.save()
     families = {pair.english.family for pair in aligned}
-    return BbqImport(len(aligned), len(families), {}, None, count, skipped, {}, refused, outside)
+    return BbqImport(
+        len(aligned), len(families), {}, None, count, skipped, {}, refused, outside, sorted(kept)
+    )

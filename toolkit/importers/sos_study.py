@@ -272,7 +272,8 @@ def import_sos_study(catalog: Catalog, path: Path) -> StudyImport:
             order = {name: i for i, name in enumerate(spec.files)}  # as a whole-folder import writes them
             sources.sort(key=lambda s: order.get(s.file, len(order)))
             pairs = sorted(
-                [p for p in earlier[1] if p.file in others] + pairs, key=lambda p: order.get(p.file, len(order))
+                [p for p in earlier[1] if p.file in others] + pairs,
+                key=lambda p: order.get(p.file, len(order)),
             )
             findings = sorted(
                 [f for f in earlier[0].findings if f.file in others] + findings,

@@ -11,6 +11,7 @@ template's slots are recorded and flagged, never applied. This is the only path 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -43,7 +44,14 @@ from toolkit.review.task import (
 )
 from toolkit.store.files import load_store_strict, store_lock
 from toolkit.store.model import Event, ReviewRef, Translation, utc_now
-from toolkit.store.rules import check_transition, in_adjudication, is_current, state
+from toolkit.store.rules import (
+    STATUS_RANK,
+    InvalidTransition,
+    check_transition,
+    in_adjudication,
+    is_current,
+    state,
+)
 
 EXAMPLE_GROUPS = 4
 
@@ -240,6 +248,9 @@ class PullReport:
     outdated: int = 0
     notices: int = 0
     """Tasks whose notice to the annotators was set, changed or cleared."""
+    refused: list[str] = field(default_factory=list)
+    """Decisions of the policy not applied, one line each naming locale, suite, segment and
+    annotation(s), and why (a status the record may not move to, a text the gate refuses)."""
 
 
 # Notes on review events that are recorded but not counted (review status counts them by kind).
@@ -383,7 +394,7 @@ def _ingest(
             continue
         verdict, edited, tags, comment = parse_result(ann.get("result", []))
         text, note = _reading(verdict, edited, draft_text)
-        if note is None and text is not None and (text != record.text or record.status == "needs_edit"):
+        if note is None and text is not None and not _gated(record, text):
             broken = gate_one(catalog, suite_id, locale, segment.id, text)
             if broken:
                 note = FLAGGED + "; ".join(broken)
@@ -422,7 +433,27 @@ def _ingest(
     report.events += len(new_events)
     updated = record.model_copy(update={"history": history})
     decision = decide(latest_verdicts(updated, project), policy)
-    return _apply(updated, decision, report)
+    annotations = sorted(
+        {parsed.annotation for e in new_events if (parsed := ReviewRef.parse(e.ref))}, key=_id_order
+    )
+    where = f"{locale}/{suite_id}/{segment.id} (annotation {', '.join(annotations)})"
+
+    def check(text: str) -> list[str]:
+        return gate_one(catalog, suite_id, locale, segment.id, text)
+
+    return _apply(updated, decision, report, check, where)
+
+
+def _id_order(annotation: str) -> tuple[int, str]:
+    return (int(annotation), "") if annotation.isdigit() else (0, annotation)
+
+
+def _gated(record: Translation, text: str) -> bool:
+    """Whether ``text`` already passed the gate: it is the text of a record that is a usable
+    translation (machine, draft, reviewed or approved: stored through the gate). A needs_edit
+    or rejected record's text may be a raw machine answer the gate refused, and a stale one's
+    was made for another English source: accepting such a text gates it first."""
+    return text == record.text and STATUS_RANK.get(record.status, -1) >= 1
 
 
 def _timestamp(value: Any) -> str:
@@ -495,7 +526,16 @@ def _notice(record: Translation, project: int, annotations: set[str]) -> str:
     return "\n>\n".join(lines)
 
 
-def _apply(record: Translation, decision: Decision, report: PullReport) -> Translation:
+def _apply(
+    record: Translation,
+    decision: Decision,
+    report: PullReport,
+    check: Callable[[str], list[str]],
+    where: str,
+) -> Translation:
+    """The record after the policy's decision. A decision that cannot be applied (a status the
+    record may not move to, a text the gate refuses) leaves the record as it is and is reported
+    in ``report.refused``: one record never aborts the pull of the others."""
     last_policy = next((e for e in reversed(record.history) if e.event == "policy"), None)
     if decision.status is None:
         if decision.adjudication and (last_policy is None or last_policy.note != decision.reason):
@@ -518,7 +558,17 @@ def _apply(record: Translation, decision: Decision, report: PullReport) -> Trans
                 )
             )
         return record
-    check_transition(record.status, decision.status, record.segment)
+    try:
+        check_transition(record.status, decision.status, record.segment)
+    except InvalidTransition as exc:
+        report.refused.append(f"{where}: not applied: {exc}")
+        return record
+    if decision.status in ("reviewed", "approved") and not _gated(record, text):
+        broken = check(text)  # never a current translation the gate has not seen
+        if broken:
+            report.flagged.append(record.segment)
+            report.refused.append(f"{where}: not applied, the text breaks the template: {'; '.join(broken)}")
+            return record
     origin = "human" if text != record.text else record.origin
     report.changed.append(record.segment)
     event = Event(

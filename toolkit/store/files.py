@@ -165,6 +165,30 @@ class StoreScan:
 _BOM = b"\xef\xbb\xbf"
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: json.loads would keep only the last value of
+    a repeated key, and a rewrite would silently drop the others."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _RepeatedKey(key)
+        obj[key] = value
+    return obj
+
+
+def _segment_of(text: str) -> str | None:
+    """The segment a line that is valid JSON names, to locate a complaint about it."""
+    obj = json.loads(text)
+    segment = obj.get("segment") if isinstance(obj, dict) else None
+    return segment if isinstance(segment, str) and segment else None
+
+
 def scan_store(data: bytes) -> StoreScan:
     """Read a store file's bytes; nothing is dropped without being listed in ``bad`` or ``form``."""
     scan = StoreScan()
@@ -196,10 +220,13 @@ def scan_store(data: bytes) -> StoreScan:
             )
             continue
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_no_repeated_keys)
         except json.JSONDecodeError as exc:
             cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
             scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}"))
+            continue
+        except _RepeatedKey as exc:
+            scan.bad.append(BadLine(lineno, raw, "", f"duplicate key {exc.key!r}", _segment_of(text)))
             continue
         segment = obj.get("segment") if isinstance(obj, dict) else None
         segment = segment if isinstance(segment, str) and segment else None

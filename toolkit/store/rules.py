@@ -64,7 +64,9 @@ TRANSITIONS: dict[str | None, frozenset[str]] = {
     "draft": frozenset({"draft", "reviewed", "approved", "rejected", "stale"}),
     "reviewed": frozenset({"reviewed", "approved", "rejected", "stale"}),
     "approved": frozenset({"approved", "reviewed", "rejected", "stale"}),
-    "rejected": frozenset({"machine", "draft", "reviewed", "rejected", "stale", "needs_edit"}),
+    # a rejected translation that enough reviewers then accept may go straight to approved,
+    # as a needs_edit one may
+    "rejected": frozenset({"machine", "draft", "reviewed", "approved", "rejected", "stale", "needs_edit"}),
     "stale": frozenset({"machine", "draft", "rejected", "stale", "needs_edit"}),
     # Machine translation that could not be turned into a text that renders: it keeps the raw
     # MT answer and the reason, is never current, and leaves by a human edit (review, a draft)
@@ -97,3 +99,19 @@ def in_adjudication(record: Translation) -> bool:
     """Whether the record's latest policy decision is that it waits for adjudication."""
     last = next((e for e in reversed(record.history) if e.event == "policy"), None)
     return last is not None and opens_adjudication(last)
+
+
+REVIEWED_WORK: tuple[str, ...] = ("reviewed", "approved")
+"""Statuses that only the review workflow may change: a draft, an XLIFF import or a dataset
+import never replaces a current record with one of them."""
+
+
+def reviewed_work(record: Translation | None, source_sha: str, what: str) -> str | None:
+    """Why ``what`` (e.g. "a draft", "an import") may not replace ``record``'s text, or None when
+    it may: the record is a current reviewed or approved translation."""
+    if not is_current(record, source_sha) or record.status not in REVIEWED_WORK:
+        return None
+    return (
+        f"the store has a {record.status} translation; {what} never replaces reviewed work "
+        "(change it through review)"
+    )

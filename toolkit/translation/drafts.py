@@ -17,7 +17,7 @@ from toolkit.core.fileio import load_yaml
 from toolkit.render.gate import gate
 from toolkit.store.files import writing_store
 from toolkit.store.model import Event, utc_now
-from toolkit.store.rules import is_current
+from toolkit.store.rules import is_current, reviewed_work
 
 
 @dataclass
@@ -66,17 +66,9 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
                 if current.text == text:
                     result.unchanged.append(segment_id)
                     continue
-                if current.status in ("reviewed", "approved"):
-                    problems.append(
-                        Problem(
-                            rel,
-                            segment_id,
-                            "text",
-                            f"the store has a {current.status} translation; a draft never replaces reviewed "
-                            "work (change it through review)",
-                            locale,
-                        )
-                    )
+                refused = reviewed_work(current, segment.source_sha, "a draft")
+                if refused:
+                    problems.append(Problem(rel, segment_id, "text", refused, locale))
                     continue
             event = Event(
                 at=now, event="draft", by=by, status="draft", text=text, source_sha=segment.source_sha

@@ -10,7 +10,7 @@ from __future__ import annotations
 from toolkit.catalog.loader import Catalog
 from toolkit.catalog.templates import Suite
 from toolkit.store.files import StoreFile, writing_stores
-from toolkit.store.model import Event, utc_now
+from toolkit.store.model import Event, Translation, utc_now
 from toolkit.store.rules import is_current
 
 
@@ -66,6 +66,16 @@ def orphans(catalog: Catalog, suite_id: str, locale: str) -> list[str]:
     return sorted(s for s in catalog.store(suite_id, locale).records if s not in suite.segments)
 
 
+def _merged(earlier: Translation | None, record: Translation) -> Translation:
+    """``record`` to retire, keeping a record retired earlier for the same segment (retired, then
+    translated again while it was away, and retired again): one history, the earlier record's
+    events first, then those of ``record``, whose text and status stay current. Nothing is
+    repeated when ``record`` grew out of the earlier one (its history starts with it)."""
+    if earlier is None or record.history[: len(earlier.history)] == earlier.history:
+        return record
+    return record.model_copy(update={"history": (*earlier.history, *record.history)})
+
+
 def retire_orphans(catalog: Catalog, suite_id: str, locale: str) -> tuple[list[str], list[str]]:
     """Move orphan records into the suite's retired file, each with a ``retired`` event, and bring
     back retired records whose segment exists again (``restored``), both files under their locks.
@@ -84,7 +94,7 @@ def retire_orphans(catalog: Catalog, suite_id: str, locale: str) -> tuple[list[s
             event = Event(
                 at=now, event=RETIRED, by="polyprobe", note="the suite has no such segment (orphan)"
             )
-            retired.records[sid] = store.records[sid].with_event(event)
+            retired.records[sid] = _merged(retired.records.get(sid), store.records[sid]).with_event(event)
         retired.save()
         for sid in gone:
             del store.records[sid]

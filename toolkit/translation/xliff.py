@@ -6,7 +6,8 @@ indented for people, but never inside ``<source>``, ``<target>``, ``<note>`` or 
 there whitespace is content.
 
 Import changes only what a vendor changed: an edited target becomes a new draft (origin
-`import`) with a history event; an unchanged one changes nothing, not a byte. Edited targets
+`import`) with a history event; an unchanged one changes nothing, not a byte. An edited target
+of a reviewed or approved translation is refused, as a draft would be: only review changes it. Edited targets
 pass the store's gate (toolkit/render/gate.py). Units whose source changed since export, unknown or
 repeated units, and targets the gate refuses are all listed, and nothing is written; so is a
 store that cannot be read whole."""
@@ -19,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.catalog.loader import Catalog
-from toolkit.core.errors import CatalogError, InputError, Problem
+from toolkit.core.errors import CatalogError, InputError, Problem, did_you_mean
 from toolkit.core.fileio import read_text, write_bytes_atomic
 from toolkit.render.gate import gate
 from toolkit.store.files import writing_stores
 from toolkit.store.model import Event, Translation, source_sha, utc_now
-from toolkit.store.rules import is_current, state
+from toolkit.store.rules import is_current, reviewed_work, state
 
 NS = "urn:oasis:names:tc:xliff:document:2.0"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -240,7 +241,10 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
     if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
         raise InputError(f"{file}: not an XLIFF 2.x document")
     locale = root.get("trgLang", "")
-    catalog.check_locale(locale)
+    if locale not in catalog.locales:
+        raise InputError(
+            f"{file}: trgLang {locale!r}: unknown locale.{did_you_mean(locale, catalog.locales.codes)}"
+        )
     if catalog.locales[locale].source:
         raise InputError(f"{file}: trgLang {locale} is the source locale: there is nothing to import")
     problems: list[Problem] = []
@@ -267,6 +271,8 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
                         locale,
                     )
                 )
+            elif (kept := reviewed_work(record, segment.source_sha, "an XLIFF import")) is not None:
+                problems.append(Problem(file, unit.where, "target", kept, locale))
             elif record is not None or unit.target.strip():  # an untranslated unit left empty is no edit
                 edits.setdefault(unit.suite, {})[unit.id] = unit
         for suite_id, suite_edits in edits.items():

@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from toolkit.catalog.loader import Catalog
-from toolkit.catalog.published.bbq import FIELDS, SAMPLES_FILE, read_samples
+from toolkit.catalog.published.bbq import FIELDS, SAMPLES_FILE, BbqItem, read_samples
 from toolkit.catalog.templates import Suite
 from toolkit.core.project import Project
 from toolkit.render.job import Job
@@ -61,8 +61,15 @@ class Bbq(SuiteKind):
         for resolved in job.resolved():
             item_id, name = resolved.segment.id.rsplit(".", 1)
             texts.setdefault(item_id, {})[name] = resolved
-        for item in job.catalog.memo("bbq-samples", lambda: read_samples(job.catalog.project, job.problems)):
-            parts = texts.get(item.item_id, {})
+        items: list[BbqItem] = job.catalog.memo(
+            "bbq-samples", lambda: read_samples(job.catalog.project, job.problems)
+        )
+        at: dict[str, list[int]] = job.catalog.memo("bbq-samples-by-id", lambda: positions(items))
+        # only the items the job has texts for, in file order: a job with a few texts (the
+        # gate's) costs what its texts cost, not a pass over every imported item
+        wanted = sorted((i, item_id) for item_id in texts for i in at.get(item_id, ()))
+        for i, item_id in wanted:
+            item, parts = items[i], texts[item_id]
             if any(name not in parts for name in FIELDS):
                 continue
             statuses = [parts[name].status for name in FIELDS]
@@ -98,3 +105,11 @@ class Bbq(SuiteKind):
                 "unknown_label": item.unknown_label(),
                 "target_label": item.target_label(),
             }
+
+
+def positions(items: list[BbqItem]) -> dict[str, list[int]]:
+    """Where each item id is in ``items`` (computed once per catalog, with the items)."""
+    at: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        at.setdefault(item.item_id, []).append(i)
+    return at

@@ -363,3 +363,25 @@ def test_bias_scores_equal_a_hand_computation(release_rows: pl.DataFrame) -> Non
         )
         == []
     )
+
+
+@pytest.mark.bad_input
+def test_a_short_row_in_the_metadata_file_is_located_not_a_traceback(
+    bare_catalog: Path, tmp_path: Path, cli
+) -> None:
+    data = tmp_path / "bbq"
+    data.mkdir()
+    spec, _ = next(iter(FAMILIES.values()))
+    category, qi, answer_info, answers, groups, gold_neg, gold_nonneg = spec
+    rows = family(category, qi, 0, answer_info, answers, groups, gold_neg, gold_nonneg)
+    (data / f"{category}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    metadata = tmp_path / "additional_metadata.csv"
+    metadata.write_text(
+        "category,question_index,label_type,Known_stereotyped_race,Known_stereotyped_var2\n"
+        "Race_x_SES,2,label\n",
+        encoding="utf-8",
+    )
+    result = cli("import", "bbq", str(data), "--root", str(bare_catalog), "--metadata", str(metadata))
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"{metadata}: line 2: 3 fields; the header has 5" in result.err
+    assert not (bare_catalog / ".polyprobe" / "imports" / "bbq").exists()

@@ -32,7 +32,6 @@ whose options cannot be mapped that way is not imported, and is counted.
 
 from __future__ import annotations
 
-import csv
 import random
 import re
 from collections import Counter
@@ -58,6 +57,7 @@ from toolkit.catalog.published.bbq import (
 from toolkit.catalog.published.bbq_targets import INTERSECTIONAL
 from toolkit.core.errors import CatalogError, InputError, Problem
 from toolkit.core.fileio import read_text
+from toolkit.importers.csv_files import read_csv
 from toolkit.render.gate import gate
 from toolkit.store.files import load_store_strict, store_lock
 from toolkit.store.model import Event, source_sha, utc_now
@@ -148,14 +148,13 @@ def read_file(source: SourceFile, problems: list[Problem]) -> list[Located]:
 def read_metadata(path: Path) -> dict[tuple[str, str], dict[str, str]]:
     """BBQ's ``supplemental/additional_metadata.csv``: the intersectional templates' stereotyped
     race and second attribute, and whether they use proper names, per (category, question)."""
-    text = read_text(path, str(path))
-    reader = csv.DictReader(text.splitlines())
-    needed = {"category", "question_index", "Known_stereotyped_race", "Known_stereotyped_var2", "label_type"}
-    missing = needed - set(reader.fieldnames or [])
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+    needed = ("category", "question_index", "Known_stereotyped_race", "Known_stereotyped_var2", "label_type")
+    problems: list[Problem] = []
+    table = read_csv(path, needed, str(path), problems)  # every row with the header's fields, or located
+    if table is None or problems:
+        raise CatalogError(problems)
     out: dict[tuple[str, str], dict[str, str]] = {}
-    for row in reader:
+    for row in (record.values for record in table.records):
         if row["category"] not in INTERSECTIONAL:
             continue
         key = (row["category"], row["question_index"])

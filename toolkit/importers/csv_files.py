@@ -7,13 +7,14 @@ normalisation (a UTF-8 byte-order mark before the header is the only thing dropp
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import Problem
-from toolkit.core.fileio import FileFormatError, read_text, sha256_file
+from toolkit.core.fileio import FileFormatError, read_text
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ def read_csv(path: Path, required: Sequence[str], label: str, problems: list[Pro
     except FileFormatError as exc:
         problems.append(Problem(label, "(file)", "", exc.detail))
         return None
+    sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()  # of the bytes parsed (valid UTF-8 round-trips)
     text = text.removeprefix("\ufeff")
     if not text.strip():
         problems.append(Problem(label, "(file)", "", "is empty; a header line and records are expected"))
@@ -79,4 +81,4 @@ def read_csv(path: Path, required: Sequence[str], label: str, problems: list[Pro
     except csv.Error as exc:
         problems.append(Problem(label, f"line {start}", "", f"not valid CSV: {exc}"))
         return None
-    return CsvFile(path.name, sha256_file(path), tuple(header), delimiter, tuple(records))
+    return CsvFile(path.name, sha256, tuple(header), delimiter, tuple(records))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,10 @@ pytestmark = pytest.mark.integration
 KEY = "review-key:fx"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudioServer]:
-    srv = LabelStudioServer(root=REPO, data_dir=tmp_path_factory.mktemp("label-studio") / "data")
-    srv.start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(label_studio: LabelStudioServer) -> LabelStudioServer:
+    """The session's one Label Studio (this test keeps apart by its project prefix)."""
+    return label_studio
 
 
 def records(root: Path) -> dict[str, dict]:

@@ -298,6 +298,11 @@ def test_sos_with_masked_and_causal_models_and_resume(
     report = metrics["per_locale"]["de"]
     assert report["overall"]["pairs"] == 6 and 0 <= (report["overall"]["sos"] or 0) <= 1
     assert {"by_group", "by_attribute", "by_region", "by_standing", "by_variant"} <= set(report)
+    assert "no_shared_tokens" not in report  # counted only when scored on shared tokens
+    # the bootstrap's defined replicates stand beside the interval; none below 95% of them
+    replicates = report["overall"]["ci_replicates"]
+    assert replicates["resamples"] == 1000 and 0 <= replicates["defined"]["sos"] <= 1000
+    assert (report["overall"]["sos_ci_low"] is None) == (replicates["defined"]["sos"] < 950)
     assert predictions["score"].is_finite().all()
     _metrics_ll, run_ll, _, sig_ll = evaluate(
         cli, regional_release, tmp_path / "ll", "--task", "sos", "--model", str(models["gpt2"])

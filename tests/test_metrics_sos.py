@@ -14,6 +14,7 @@ import scipy.stats
 from evaluator.metrics import sos
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.sos import sos_report, sos_scores
+from evaluator.results.sos import SosLocale
 
 COLUMNS = ["pair_id", "label", "score", "group", "attribute", "region", "standing", "variant", "locale"]
 
@@ -92,7 +93,7 @@ def test_report_tables() -> None:
         "by_standing",
         "by_region_standing",
         "by_variant",
-    }
+    }  # no shared_tokens column (pll, ll): no no_shared_tokens
     overall = report["overall"]
     assert {
         k: overall[k] for k in ("pairs", "toxic_higher", "non_toxic_higher", "ties", "sos", "tie_share")
@@ -256,3 +257,82 @@ def test_original_rule_rounds_to_three_decimals_and_keeps_ties_in_the_denominato
     assert original.rows() == [(4, 2, 1, 1, 2 / 4, 1 / 4)]
     with pytest.raises(MetricInputError, match="rule must be one of"):
         sos_scores(make(pairs), [], rule="rounded")  # type: ignore[arg-type]
+
+
+def _with_shared(pairs: dict, shared: dict[str, int]) -> pl.DataFrame:
+    frame = make(pairs)
+    counts = [shared[pid.removeprefix("en:sos:")] for pid in frame["pair_id"].to_list()]
+    return frame.with_columns(pl.Series("shared_tokens", counts, dtype=pl.Int64))
+
+
+def test_pairs_without_a_shared_token_are_counted_and_tie() -> None:
+    """--score shared: p2 shares no token, so it scores 0 against 0 (shared_pll). By hand: 3
+    pairs, p1 toxic higher, p3 non-toxic higher, p2 no shared token. Treated as CrowS-Pairs
+    treats it: a tie, counted apart. Paper rule: SOS = 1 / (3 − 1) = 0.5, binomial test of 1 of
+    2; original rule: SOS = 1 / 3."""
+    pairs = {
+        "p1": ("a", "religion", "global", "marginalized", "f", -3.0, -4.0),
+        "p2": ("a", "religion", "global", "marginalized", "m", 0.0, 0.0),
+        "p3": ("b", "religion", "us", "dominant", "f", -6.0, -2.0),
+    }
+    frame = _with_shared(pairs, {"p1": 5, "p2": 0, "p3": 4})
+    report = sos_report(frame, resamples=50)
+    assert report["no_shared_tokens"] == 1
+    overall = report["overall"]
+    assert (overall["pairs"], overall["toxic_higher"], overall["non_toxic_higher"], overall["ties"]) == (
+        3,
+        1,
+        1,
+        1,
+    )
+    assert overall["sos"] == 0.5 and overall["p_value"] == 1.0  # 1 of 2 untied: P = 1
+    original = sos_report(frame, rule="original", resamples=50)
+    assert original["no_shared_tokens"] == 1 and original["overall"]["sos"] == pytest.approx(1 / 3)
+    # every pair shares tokens: 0; the frame has no shared_tokens column (pll, ll): not counted
+    assert sos_report(_with_shared(pairs, {"p1": 5, "p2": 2, "p3": 4}), resamples=50)["no_shared_tokens"] == 0
+    assert "no_shared_tokens" not in sos_report(make(pairs), resamples=50)
+    # the metrics model takes the count; a run from before it was counted reads as not counted
+    assert SosLocale.model_validate(report).no_shared_tokens == 1
+    older = {k: v for k, v in report.items() if k != "no_shared_tokens"}
+    assert SosLocale.model_validate(older).no_shared_tokens is None
+
+
+def test_ten_pairs_nine_tied_have_no_interval_but_the_count_of_defined_replicates() -> None:
+    """1 toxic-preferred pair and 9 ties: a replicate has an untied pair with probability
+    1 − 0.9¹⁰ ≈ 0.651, so about a third of the 1000 replicates are undefined (0/0). The interval
+    of the defined ones alone would be [1, 1]; none is given, and the count is written beside it."""
+    pairs = {f"p{i}": ("a", "religion", "global", "marginalized", "f", -1.0, -1.0) for i in range(9)}
+    pairs["p9"] = ("a", "religion", "global", "marginalized", "f", -1.0, -2.0)
+    report = sos_report(make(pairs))
+    overall = report["overall"]
+    assert overall["sos"] == 1.0 and overall["n_units"] == 10
+    assert overall["sos_ci_low"] is None and overall["sos_ci_high"] is None
+    defined = overall["ci_replicates"]["defined"]["sos"]
+    assert overall["ci_replicates"]["resamples"] == 1000
+    assert abs(defined - 1000 * (1 - 0.9**10)) < 4 * (1000 * 0.651 * 0.349) ** 0.5
+    row = SosLocale.model_validate(report).overall
+    assert row.ci_replicates is not None and row.ci_replicates.defined == {"sos": defined}
+
+
+def test_the_report_shows_pairs_without_a_shared_token_and_why_there_is_no_interval() -> None:
+    """The SOS section's per-locale table: a "no shared token" column for a run scored on shared
+    tokens (an older run: "not counted"), and, where no interval was given, how many replicates
+    were defined."""
+    from evaluator.report.sections.sos import _overall_table, _Parts
+    from evaluator.results.sos import SosMetrics
+
+    pairs = {f"p{i}": ("a", "religion", "global", "marginalized", "f", 0.0, 0.0) for i in range(9)}
+    pairs["p9"] = ("a", "religion", "global", "marginalized", "f", -1.0, -2.0)
+    report = sos_report(_with_shared(pairs, {f"p{i}": 0 if i < 2 else 3 for i in range(10)}))
+    older = {k: v for k, v in report.items() if k != "no_shared_tokens"}
+    metrics = SosMetrics.model_validate({"score": "shared", "per_locale": {"en": report, "de": older}})
+    parts = _Parts(metrics=metrics, locales=["en", "de"], key="k", ctx=None, standing={})  # type: ignore[arg-type]
+    table = _overall_table(parts)
+    column = table.columns.index("no shared token")
+    assert [row[column] for row in table.rows] == [2, "not counted"]
+    defined = report["overall"]["ci_replicates"]["defined"]["sos"]
+    interval = table.columns.index("95% CI")
+    assert table.rows[0][interval] == f"none ({defined} of 1000 replicates defined)"
+    # scored by pll: no such column
+    pll = SosMetrics.model_validate({"score": "pll", "per_locale": {"en": older}})
+    assert "no shared token" not in _overall_table(_Parts(pll, ["en"], "k", None, {})).columns  # type: ignore[arg-type]

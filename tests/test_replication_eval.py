@@ -175,6 +175,9 @@ def test_sos_on_the_studys_sets_and_side_by_side_with_polyprobes(
     )  # fmt: skip
     assert run_shared["task_settings"] == {"score": "shared", "rule": "original", "suite": "sos-study"}
     assert scored["shared_tokens"].min() > 0
+    # every pair shares a token: counted, none (a pll run does not count them)
+    assert {entry["no_shared_tokens"] for entry in shared["per_locale"].values()} == {0}
+    assert all("no_shared_tokens" not in entry for entry in study["per_locale"].values())
     de = shared["per_locale"]["de"]["overall"]
     assert de["sos"] == pytest.approx(de["toxic_higher"] / de["pairs"])
 
@@ -196,7 +199,8 @@ def test_sos_on_the_studys_sets_and_side_by_side_with_polyprobes(
     mixed = cli(
         "eval", "merge", str(tmp_path / "ours"), str(tmp_path / "study-de"), "--out", str(tmp_path / "m")
     )
-    assert mixed.code == 2 and "runs scored different suites: sos, sos-study" in mixed.err
+    assert mixed.code == 2 and "runs differ in suite: " in mixed.err
+    assert f"{tmp_path / 'ours'} (sos)" in mixed.err and f"{tmp_path / 'study-de'} (sos-study)" in mixed.err
 
     wrong = cli("eval", "run", "--release", str(release), "--out", str(tmp_path / "x"), "--device", "cpu",
                 "--task", "sos", "--model", bert, "--suite", "crows-pairs")  # fmt: skip

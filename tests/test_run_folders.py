@@ -234,8 +234,7 @@ def _seed_edited(done, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.bad_input
-@pytest.mark.parametrize(
+MIXED_FILES = pytest.mark.parametrize(
     ("make", "named"),
     [
         (
@@ -266,6 +265,10 @@ def _seed_edited(done, tmp_path: Path) -> Path:
         "seed edited",
     ],
 )
+
+
+@pytest.mark.bad_input
+@MIXED_FILES
 def test_report_refuses_files_of_different_runs(done, cli, tmp_path: Path, make, named: str) -> None:
     folder = make(done, tmp_path)
     before = snapshot(folder)
@@ -273,6 +276,85 @@ def test_report_refuses_files_of_different_runs(done, cli, tmp_path: Path, make,
     assert result.code == 2, result.err
     assert named in result.err and str(folder) in result.err
     assert snapshot(folder) == before and not (tmp_path / "report").exists()
+
+
+@pytest.mark.bad_input
+@MIXED_FILES
+def test_merge_refuses_files_of_different_runs(done, cli, tmp_path: Path, make, named: str) -> None:
+    """`eval merge` reads each folder as `eval report` does: another run's metrics.json copied into
+    a run is refused, never averaged."""
+    folder = make(done, tmp_path)
+    before = snapshot(folder)
+    result = cli("eval", "merge", str(folder), str(done["1"]), "--out", str(tmp_path / "merged"))
+    assert result.code == 2, result.err
+    assert named in result.err and str(folder) in result.err
+    assert snapshot(folder) == before and not (tmp_path / "merged").exists()
+
+
+def _edit_run_json(done, tmp_path: Path, name: str, edit) -> Path:
+    out = _copy_run(done, "1", tmp_path / name)
+    run = json.loads((out / "run.json").read_text())
+    edit(run)
+    (out / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    return out
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda r: r.pop("locales"), "run.json: locales: Field required"),
+        (lambda r: r.pop("release"), "run.json: release: Field required"),
+        (lambda r: r["release"].pop("signature"), "run.json has no release.signature"),
+        (lambda r: r.update(locales=["xx"]), "runs differ in locales: "),
+        (lambda r: r["release"].update(signature="another"), "runs differ in release: "),
+    ],
+    ids=["no locales", "no release", "no release signature", "other locales", "other release"],
+)
+def test_merge_refuses_runs_it_cannot_compare_naming_the_folder(
+    done, cli, tmp_path: Path, edit, named: str
+) -> None:
+    folder = _edit_run_json(done, tmp_path, "edited", edit)
+    result = cli("eval", "merge", str(done["0"]), str(folder), "--out", str(tmp_path / "merged"))
+    assert result.code == 2, result.err
+    assert named in result.err and str(folder) in result.err, result.err
+    assert "Traceback" not in result.err and not (tmp_path / "merged").exists()
+    if named.startswith("runs differ"):  # each side named
+        assert str(done["0"]) in result.err
+
+
+@pytest.mark.bad_input
+def test_merge_refuses_a_folder_given_twice(done, cli, tmp_path: Path) -> None:
+    result = cli("eval", "merge", str(done["0"]), str(done["0"]), "--out", str(tmp_path / "merged"))
+    assert result.code == 2 and "given twice" in result.err and str(done["0"]) in result.err
+
+
+def test_merge_averages_figures_and_leaves_out_each_runs_uncertainty(done, cli, tmp_path: Path) -> None:
+    """A run without run.json's own signature still merges (signature.txt is checked against
+    metrics.json); the merged metrics hold no p-value, interval or unit count, and say so."""
+    unsigned = _edit_run_json(done, tmp_path, "unsigned", lambda r: r.pop("signature"))
+    result = cli("eval", "merge", str(done["0"]), str(unsigned), "--out", str(tmp_path / "merged"))
+    assert result.code == 0, result.err
+    merged = json.loads((tmp_path / "merged" / "metrics.json").read_text())
+    keys: set[str] = set()
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            keys.update(value)
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(merged["metrics"])
+    run = json.loads((done["0"] / "metrics.json").read_text())["metrics"]
+    attribute = next(iter(next(iter(run["per_locale"].values()))["attributes"].values()))
+    assert "mcm_ci95" in attribute  # the run has an interval; the merge does not
+    assert not keys & {"p_value", "p_holm", "mcm_ci95", "n_units", "ci_replicates"}
+    assert "mcm_ci95" in merged["left_out"] and "p_value" in merged["left_out"]
+    assert "p-value" in merged["note"] and merged["seeds"] == [0, 1]
+    assert "mean" in keys and "std" in keys
 
 
 @pytest.mark.bad_input

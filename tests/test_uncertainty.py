@@ -57,20 +57,54 @@ def test_unit_bootstrap_resamples_whole_units_with_the_expected_distribution() -
     assert set(np.round(values, 9)) == {0.0, 0.75, 1.0}
     shares = {v: float(np.mean(np.isclose(values, v))) for v in (0.0, 0.75, 1.0)}
     assert shares == pytest.approx({0.0: 0.25, 0.75: 0.5, 1.0: 0.25}, abs=0.015)
-    assert unit_bootstrap(counts, ratio, resamples=20_000, seed=7, level=0.95) == (0.0, 1.0)
-    assert unit_bootstrap(counts, ratio, resamples=20_000, seed=7, level=0.4) == (0.75, 0.75)
+    assert unit_bootstrap(counts, ratio, resamples=20_000, seed=7, level=0.95) == (0.0, 1.0, 20_000)
+    assert unit_bootstrap(counts, ratio, resamples=20_000, seed=7, level=0.4) == (0.75, 0.75, 20_000)
 
 
-def test_unit_bootstrap_is_seeded_and_skips_undefined_replicates() -> None:
+def test_unit_bootstrap_is_seeded() -> None:
     rng = np.random.default_rng(0)
     counts = np.column_stack([rng.integers(0, 5, 40), np.full(40, 5)])
     first = unit_bootstrap(counts, ratio, resamples=300, seed=11)
     assert first == unit_bootstrap(counts, ratio, resamples=300, seed=11)
     assert first != unit_bootstrap(counts, ratio, resamples=300, seed=12)
-    low, high = first
+    low, high, defined = first
     assert low is not None and high is not None and low < counts[:, 0].sum() / counts[:, 1].sum() < high
-    assert unit_bootstrap([[0, 0], [1, 1]], ratio, resamples=200, seed=1)[1] == 1.0  # 0/0 replicates dropped
-    assert unit_bootstrap(np.zeros((0, 2)), ratio) == (None, None)
+    assert defined == 300
+    assert unit_bootstrap(np.zeros((0, 2)), ratio) == (None, None, 0)
+
+
+def test_unit_bootstrap_counts_undefined_replicates_and_gives_no_interval_below_95_percent() -> None:
+    """Ten SOS pairs, nine tied and one toxic-preferred, as (toxic higher, untied) per pair. A
+    replicate is defined (has an untied pair) iff it draws the one untied pair at least once:
+    probability 1 − 0.9¹⁰ ≈ 0.651. Every defined replicate's SOS is 1, so an interval of the
+    defined ones alone would be [1, 1]; with a third of the replicates undefined there is none,
+    and the count of defined replicates is returned."""
+    counts = [[1, 1]] + [[0, 0]] * 9
+    low, high, defined = unit_bootstrap(counts, ratio, resamples=1000, seed=5)
+    # the same draws, counted by hand: replicates that drew unit 0 at least once
+    draws = np.random.default_rng(5).integers(0, 10, size=(1000, 10))
+    assert defined == int((draws == 0).any(axis=1).sum())
+    assert abs(defined - 1000 * (1 - 0.9**10)) < 4 * math.sqrt(1000 * 0.651 * 0.349)
+    assert (low, high) == (None, None)
+    # the threshold: the interval is given once 95% of the replicates are defined
+    assert unit_bootstrap(counts, ratio, resamples=1000, seed=5, min_defined=0.6) == (1.0, 1.0, defined)
+    # one 0/0 unit of two: a quarter of the replicates undefined, no interval
+    assert unit_bootstrap([[0, 0], [1, 1]], ratio, resamples=200, seed=1)[:2] == (None, None)
+
+
+def test_add_intervals_writes_the_defined_replicates_beside_the_interval() -> None:
+    frame = pl.DataFrame(
+        {"unit": [f"p{i}" for i in range(10)], "toxic": [1.0] + [0.0] * 9, "other": [0.0] * 10}
+    )
+    figure = Figure(
+        "sos",
+        {"toxic_higher": pl.col("toxic") > pl.col("other"), "untied": pl.col("toxic") != pl.col("other")},
+        ratio,
+    )
+    (row,) = add_intervals([{"sos": 1.0}], frame, [], "unit", [figure], seed=0, resamples=1000)
+    assert row["sos_ci_low"] is None and row["sos_ci_high"] is None
+    assert row["ci_replicates"]["resamples"] == 1000
+    assert 550 < row["ci_replicates"]["defined"]["sos"] < 750
 
 
 def test_a_groups_interval_does_not_depend_on_the_other_groups() -> None:
@@ -108,7 +142,7 @@ def test_an_interval_does_not_depend_on_the_order_of_the_rows() -> None:
         counts = [
             [sum(r["hit"] for r in rows if r["group"] == group and r["unit"] == u), 2] for u in sorted(units)
         ]
-        wanted[group] = unit_bootstrap(counts, ratio, resamples=200, seed=group_seed(9, (group, "share")))
+        wanted[group] = unit_bootstrap(counts, ratio, resamples=200, seed=group_seed(9, (group, "share")))[:2]
     for shuffle in range(12):
         shuffled = frame.sample(fraction=1.0, shuffle=True, seed=shuffle)
         got = add_intervals(

@@ -20,6 +20,7 @@ from scipy import stats as sps
 from evaluator.metrics.errors import MetricInputError
 
 __all__ = [
+    "MIN_DEFINED",
     "binomial_test",
     "bootstrap_ci",
     "friedman_test",
@@ -172,6 +173,10 @@ def mcnemar_test(b: int, c: int, *, exact_below: int = 25) -> dict[str, Any]:
     return {"statistic": float(statistic), "p_value": float(sps.chi2.sf(statistic, 1)), "method": "chi2"}
 
 
+MIN_DEFINED = 0.95
+"""The share of bootstrap replicates on which a statistic must be defined for
+:func:`unit_bootstrap` to give an interval."""
+
 _INSTANCE = "__bootstrap_instance"
 _COPY = "__bootstrap_copy"
 
@@ -295,18 +300,28 @@ def unit_bootstrap(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of a statistic of summed counts, resampling whole units.
+    min_defined: float = MIN_DEFINED,
+) -> tuple[float | None, float | None, int]:
+    """Percentile bootstrap interval of a statistic of summed counts, resampling whole units, and
+    the number of replicates on which the statistic was defined.
 
     ``counts`` has one row per unit (a template, a sentence pair, a BBQ family) and one column
     per count the statistic needs. Each of ``resamples`` replicates draws as many units as there
     are, with replacement (``numpy.random.default_rng(seed)``), and sums their rows;
-    ``statistic`` maps the (resamples × counts) sums to one value per replicate (NaN where it is
-    undefined, e.g. 0/0). The interval is the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of
-    the defined values; (None, None) when there are no units or no replicate is defined.
+    ``statistic`` maps the (resamples × counts) sums to one value per replicate (NaN or ±inf where
+    it is undefined, e.g. 0/0: a replicate that drew no untied SOS pair).
+
+    Returns ``(low, high, defined)``: ``defined`` counts the replicates with a finite value. The
+    interval is the ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of the defined values only
+    when at least ``min_defined`` (default 95%) of the replicates are defined; otherwise it is
+    ``(None, None)``: an interval of the few replicates that happened to be defined (e.g. only
+    those that drew the one untied pair of ten) would be narrower than the data allow, so none is
+    given and ``defined`` says why. (None, None, 0) when there are no units.
 
     >>> unit_bootstrap([[1, 1], [1, 1]], lambda s: s[:, 0] / s[:, 1], resamples=50)
-    (1.0, 1.0)
+    (1.0, 1.0, 50)
+    >>> unit_bootstrap([[0, 0], [1, 1]], lambda s: s[:, 0] / s[:, 1], resamples=100, seed=1)[:2]
+    (None, None)
     """
     what = "unit_bootstrap"
     matrix = np.asarray(counts, dtype=float)
@@ -318,9 +333,11 @@ def unit_bootstrap(
         raise MetricInputError(f"{what}: resamples must be an integer ≥ 1; got {resamples!r}")
     if not 0.0 < level < 1.0:
         raise MetricInputError(f"{what}: level must lie strictly between 0 and 1; got {level!r}")
+    if not 0.0 <= min_defined <= 1.0:
+        raise MetricInputError(f"{what}: min_defined must lie between 0 and 1; got {min_defined!r}")
     units = matrix.shape[0]
     if units == 0:
-        return None, None
+        return None, None, 0
     rng = np.random.default_rng(seed)
     chunk = max(1, 4_000_000 // (units * max(1, matrix.shape[1])))  # bounded memory for many units
     parts = []
@@ -330,24 +347,31 @@ def unit_bootstrap(
             parts.append(np.asarray(statistic(matrix[draws].sum(axis=1)), dtype=float))
     values = np.concatenate(parts)
     values = values[np.isfinite(values)]
-    if values.size == 0:
-        return None, None
+    defined = int(values.size)
+    if defined == 0 or defined < min_defined * resamples:
+        return None, None, defined
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(values, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    return float(low), float(high), defined
 
 
-def merge_runs(metrics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def merge_runs(
+    metrics: Sequence[Mapping[str, Any]], *, leave_out: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
     """Average metrics over runs (e.g. fine-tuning seeds; Levy et al. 2023 average three).
 
     Walks the runs' dicts together (they must have the same keys at every level). Numbers become
     ``{"mean": x̄, "std": s, "n": n}`` with ``s`` the sample standard deviation (ddof = 1; None
     for one run); None values (an undefined metric) are left out of ``n``, and a key that is None
     in every run stays None. Other values (strings, booleans, lists) must be equal in every run
-    and are kept as they are.
+    and are kept as they are. Keys for which ``leave_out(key)`` is true are left out at every
+    level, before the runs' keys are compared (p-values, interval bounds: see
+    evaluator.metrics.uncertainty.is_uncertainty).
 
     >>> merge_runs([{"mcm": 0.1, "locale": "en"}, {"mcm": 0.3, "locale": "en"}])
     {'mcm': {'mean': 0.2, 'std': 0.1414213562373095, 'n': 2}, 'locale': 'en'}
+    >>> merge_runs([{"mcm": 0.1, "p_value": 0.01}, {"mcm": 0.3, "p_value": 0.9}], leave_out=lambda k: k == "p_value")
+    {'mcm': {'mean': 0.2, 'std': 0.1414213562373095, 'n': 2}}
     """
     runs = list(metrics)
     if not runs:
@@ -357,12 +381,12 @@ def merge_runs(metrics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             raise MetricInputError(
                 f"merge_runs: run {position} must be a dict of metrics; got {type(run).__name__}"
             )
-    merged = _merge(runs, "")
+    merged = _merge(runs, "", leave_out or (lambda key: False))
     assert isinstance(merged, dict)
     return merged
 
 
-def _merge(values: list[Any], path: str) -> Any:
+def _merge(values: list[Any], path: str, leave_out: Callable[[str], bool]) -> Any:
     where = path or "(top level)"
     present = [value for value in values if value is not None]
     if not present:
@@ -370,6 +394,7 @@ def _merge(values: list[Any], path: str) -> Any:
     if all(isinstance(value, Mapping) for value in present):
         if len(present) != len(values):
             raise MetricInputError(f"merge_runs: {where} is a table in some runs and None in others")
+        present = [{k: v for k, v in value.items() if not leave_out(str(k))} for value in present]
         keys = list(present[0])
         for position, value in enumerate(present):
             if set(value) != set(keys):
@@ -378,7 +403,7 @@ def _merge(values: list[Any], path: str) -> Any:
                     f"merge_runs: run {position} has different keys at {where} than run 0: {differing}"
                 )
         return {
-            key: _merge([value[key] for value in present], f"{path}.{key}" if path else str(key))
+            key: _merge([value[key] for value in present], f"{path}.{key}" if path else str(key), leave_out)
             for key in keys
         }
     if all(_is_number(value) for value in present):

@@ -24,6 +24,19 @@ from evaluator.metrics.stats import binomial_test, holm, unit_bootstrap
 RESAMPLES = 1000
 LEVEL = 0.95
 
+UNCERTAINTY_KEYS = frozenset({"n_units", "ci_replicates", "p_value", "p_holm"})
+"""The keys of a metrics row that state one run's uncertainty rather than a figure: the units the
+figure rests on, the bootstrap's defined replicates, a test's p-value and its Holm adjustment."""
+UNCERTAINTY_SUFFIXES = ("_ci_low", "_ci_high", "_ci95")
+"""… and the bounds of a figure's interval (``sos_ci_low``, sentiment's ``mcm_ci95``)."""
+
+
+def is_uncertainty(key: str) -> bool:
+    """Whether a metrics key is one of the uncertainty keys above. Averaging them over runs is
+    wrong by construction (a mean of p-values is no p-value, a mean of bounds no interval), so
+    ``eval merge`` leaves them out (evaluator.merge)."""
+    return key in UNCERTAINTY_KEYS or key.endswith(UNCERTAINTY_SUFFIXES)
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -57,9 +70,15 @@ def add_intervals(
     resamples: int = RESAMPLES,
     level: float = LEVEL,
 ) -> list[dict[str, Any]]:
-    """``rows`` (a table grouped by ``by``, e.g. a metric's ``to_dicts()``) with ``n_units`` and
-    ``<figure>_ci_low`` / ``<figure>_ci_high`` added, from ``frame``'s rows grouped into units
-    (taken in the order of their ids, whatever the order of the rows)."""
+    """``rows`` (a table grouped by ``by``, e.g. a metric's ``to_dicts()``) with ``n_units``,
+    ``<figure>_ci_low`` / ``<figure>_ci_high`` and ``ci_replicates`` added, from ``frame``'s rows
+    grouped into units (taken in the order of their ids, whatever the order of the rows).
+
+    ``ci_replicates`` is ``{"resamples": R, "defined": {figure: d}}``: on how many of the R
+    replicates each figure was defined. A figure's interval is null (None) when fewer than 95% of
+    the replicates are defined (:data:`evaluator.metrics.stats.MIN_DEFINED`; e.g. an SOS over ten
+    pairs of which nine tie: a third of the replicates draw no untied pair), never an interval of
+    the lucky replicates alone; it is also null for a group without units."""
     names = [f"{f.name}.{name}" for f in figures for name in f.counts]
     counted = frame.with_columns(  # row by row first: a literal count (1 per row) is broadcast
         expr.cast(pl.Float64).alias(f"{f.name}.{name}") for f in figures for name, expr in f.counts.items()
@@ -78,10 +97,11 @@ def add_intervals(
         key = tuple(str(row.get(name)) for name in by)
         matrix = groups.get(key, np.zeros((0, len(names))))
         entry = {**row, "n_units": int(matrix.shape[0])}
+        defined: dict[str, int] = {}
         offset = 0
         for figure in figures:
             width = len(figure.counts)
-            low, high = unit_bootstrap(
+            low, high, defined[figure.name] = unit_bootstrap(
                 matrix[:, offset : offset + width],
                 figure.statistic,
                 resamples=resamples,
@@ -90,6 +110,7 @@ def add_intervals(
             )
             entry[f"{figure.name}_ci_low"], entry[f"{figure.name}_ci_high"] = low, high
             offset += width
+        entry["ci_replicates"] = {"resamples": resamples, "defined": defined}
         out.append(entry)
     return out
 

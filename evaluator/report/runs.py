@@ -52,6 +52,8 @@ class RunModel(_Seen):
 class RunRelease(_Seen):
     version: str = "?"
     preview: bool = False
+    signature: str | None = None
+    """The release's signature (what `eval merge` compares); None where run.json has none."""
 
 
 class RunOptionsSeen(_Seen):

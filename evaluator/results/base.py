@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from toolkit.core.errors import InputError
 
@@ -15,10 +15,33 @@ Better = Literal["lower", "higher", "zero"]
 """Which way a metric improves: less bias (MCM, SOS, HONEST), more (accuracy, F1), or towards 0 (D, s_DIS)."""
 
 
+class Replicates(BaseModel):
+    """How many of a row's bootstrap replicates each of its figures was defined on
+    (evaluator.metrics.uncertainty.add_intervals): an interval is given only when at least 95%
+    were (evaluator.metrics.stats.unit_bootstrap); below that, the interval is null and these
+    counts say why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    resamples: int
+    defined: dict[str, int]
+    """Per figure (``sos``, ``accuracy``, …): the replicates on which it was defined."""
+
+
 class Model(BaseModel):
     """A part of metrics.json: every key known, none unknown, read-only once made."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ci_replicates: Replicates | None = None
+    """Only in a row with bootstrap intervals (one with ``n_units``); absent in older runs."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replicates_only_beside_intervals(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "ci_replicates" in data and "n_units" not in cls.model_fields:
+            raise ValueError("ci_replicates: only a row with bootstrap intervals (n_units) has it")
+        return data
 
 
 class Failed(Model):

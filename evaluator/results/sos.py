@@ -57,6 +57,10 @@ class SosLocale(Model):
     by_standing: list[SosByStanding]
     by_region_standing: list[SosByRegionStanding] = Field(default_factory=list)
     by_variant: list[SosByVariant]
+    no_shared_tokens: int | None = None
+    """Pairs whose twins share no token (``--score shared``): scored 0 against 0, so ties,
+    counted apart. None: sentences not scored on shared tokens, or a run from before it was
+    counted (not known to be 0)."""
 
 
 class SosMetrics(TaskMetrics):

@@ -30,7 +30,9 @@ class SosTask(Task):
         )
 
     def _shared(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
-        """Each twin scored on the tokens it shares with the other (evaluator.alignment)."""
+        """Each twin scored on the tokens it shares with the other (evaluator.alignment); a pair
+        that shares none scores 0 against 0 and is counted (``shared_tokens`` 0:
+        ``no_shared_tokens`` in the metrics, evaluator.metrics.sos)."""
         label = pl.col("label").cast(pl.String)
         toxic = rows.filter(label == "toxic").select("pair_id", "text")
         clean = rows.filter(label == "non_toxic").select("pair_id", pl.col("text").alias("twin"))

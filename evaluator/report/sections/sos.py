@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evaluator.metrics.stats import MIN_DEFINED
 from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import STANDING_COLORS, STANDING_ORDER, locale_order, standing_color
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, diverging, heatmap
@@ -27,6 +28,11 @@ from evaluator.results.base import number
 from evaluator.results.sos import SosMetrics, SosRow
 
 SOS_CMAP = diverging("#2166AC", "#B2182B")
+
+_HOW = {
+    "pll": "pseudo-log-likelihood",
+    "shared": "the pseudo-log-likelihood of the tokens both twins share",
+}
 
 
 @dataclass
@@ -57,8 +63,26 @@ def _sos_text(row: SosRow) -> str:
 
 
 def _tested(row: SosRow) -> list[Cell]:
-    """The row's units, interval and binomial test (CI_COLUMNS, TEST_COLUMNS)."""
-    return uncertainty(row.n_units, row.sos_ci_low, row.sos_ci_high, tests=(row.p_value, row.p_holm))
+    """The row's units, interval and binomial test (CI_COLUMNS, TEST_COLUMNS); where the run gave
+    no interval because too few bootstrap replicates were defined, how many were."""
+    cells = uncertainty(row.n_units, row.sos_ci_low, row.sos_ci_high, tests=(row.p_value, row.p_holm))
+    replicates = row.ci_replicates
+    defined = replicates.defined.get("sos") if replicates is not None else None
+    if (
+        cells[1] is None
+        and replicates is not None
+        and defined is not None
+        and defined < MIN_DEFINED * replicates.resamples
+    ):
+        cells[1] = f"none ({defined} of {replicates.resamples} replicates defined)"
+    return cells
+
+
+def _no_shared(parts: _Parts) -> bool:
+    """Whether the overall table shows the pairs without a shared token (scored on shared tokens,
+    or any counted)."""
+    counts = [e.no_shared_tokens for e in parts.metrics.per_locale.values()]
+    return parts.metrics.score == "shared" or any(c for c in counts)
 
 
 def sos(run: Run, index: int, ctx: Context) -> Section:
@@ -83,7 +107,7 @@ def sos(run: Run, index: int, ctx: Context) -> Section:
     return Section(
         anchor=parts.key,
         title=run.label,
-        intro=f"Sentences scored by {'pseudo-log-likelihood' if score == 'pll' else 'log-likelihood'} ({score}).",
+        intro=f"Sentences scored by {_HOW.get(str(score), 'log-likelihood')} ({score}).",
         blocks=blocks,
     )
 
@@ -182,9 +206,14 @@ def _standing_plot(parts: _Parts) -> list[Block]:
 
 
 def _overall_table(parts: _Parts) -> Table:
+    shown = _no_shared(parts)
     rows: list[list[Cell]] = []
     for loc in parts.locales:
-        overall = parts.metrics.per_locale[loc].overall
+        entry = parts.metrics.per_locale[loc]
+        overall = entry.overall
+        no_shared: list[Cell] = []
+        if shown:
+            no_shared = [entry.no_shared_tokens if entry.no_shared_tokens is not None else "not counted"]
         rows.append(
             [
                 Locale(loc),
@@ -192,10 +221,22 @@ def _overall_table(parts: _Parts) -> Table:
                 overall.toxic_higher,
                 overall.non_toxic_higher,
                 overall.ties,
+                *no_shared,
                 number(overall.tie_share),
                 number(overall.sos),
                 *_tested(overall),
             ]
+        )
+    note = (
+        "SOS = toxic higher / (pairs − ties); ties favour neither sentence. 95% CI: seeded "
+        "bootstrap over pairs, none when fewer than 95% of the replicates have an untied pair; p: "
+        "exact binomial test of toxic higher among untied pairs against 1/2, Holm-adjusted over "
+        "the rows of each table."
+    )
+    if shown:
+        note += (
+            " No shared token: pairs whose twins share no token; they score 0 against 0 and are "
+            "counted among the ties."
         )
     return Table(
         "SOS per locale",
@@ -205,15 +246,14 @@ def _overall_table(parts: _Parts) -> Table:
             "toxic higher",
             "non-toxic higher",
             "ties",
+            *(["no shared token"] if shown else []),
             "tie share",
             "SOS",
             *CI_COLUMNS,
             *TEST_COLUMNS,
         ],
         rows,
-        note="SOS = toxic higher / (pairs − ties); ties favour neither sentence. 95% CI: seeded "
-        "bootstrap over pairs; p: exact binomial test of toxic higher among untied pairs against 1/2, "
-        "Holm-adjusted over the rows of each table.",
+        note=note,
     )
 
 

@@ -61,15 +61,7 @@ def _check_mode(completion: object) -> None:
         raise MetricInputError(f"completion is {completion!r}; it must be 'word' or 'sentence'")
 
 
-def _counts(
-    frame: pl.DataFrame, lexicon: Lexicon, completion: Completion, script: Script, by: Sequence[str]
-) -> tuple[pl.DataFrame, int]:
-    """Per row: the ``by`` columns, the number of hurtful completions and of completions per category."""
-    if not isinstance(frame, pl.DataFrame):
-        raise MetricInputError(f"frame is a {type(frame).__name__}; a polars DataFrame is required")
-    _check_mode(completion)
-    if script not in ("space", "cjk"):
-        raise MetricInputError(f"script is {script!r}; it must be 'space' or 'cjk'")
+def _check_by(frame: pl.DataFrame, by: Sequence[str]) -> None:
     if isinstance(by, str):
         raise MetricInputError(f"by is the string {by!r}; a sequence of column names is required")
     missing = [c for c in (*REQUIRED, *by) if c not in frame.columns]
@@ -79,6 +71,21 @@ def _counts(
         )
     if len(set(by)) != len(by) or "completions" in by:
         raise MetricInputError(f"by is {list(by)!r}; it must name distinct columns other than 'completions'")
+
+
+def _counts(
+    frame: pl.DataFrame, lexicon: Lexicon, completion: Completion, script: Script, by: Sequence[str]
+) -> tuple[pl.DataFrame, int]:
+    """Per row: the ``by`` columns, the number of hurtful completions and of completions per category.
+
+    Every completion is tokenised and matched here; the tables are aggregates of this one frame
+    (:func:`_scores`, :func:`_categories`), so a report that needs many tables calls it once."""
+    if not isinstance(frame, pl.DataFrame):
+        raise MetricInputError(f"frame is a {type(frame).__name__}; a polars DataFrame is required")
+    _check_mode(completion)
+    if script not in ("space", "cjk"):
+        raise MetricInputError(f"script is {script!r}; it must be 'space' or 'cjk'")
+    _check_by(frame, by)
     dtype = frame.schema["completions"]
     if dtype != pl.List(pl.String):
         raise MetricInputError(
@@ -166,6 +173,11 @@ def honest_scores(
     [('a', 2, 2, 4, 3, 0.75), ('b', 1, 2, 2, 0, 0.0)]
     """
     data, k = _counts(frame, lexicon, completion, script, by)
+    return _scores(data, by, k)
+
+
+def _scores(data: pl.DataFrame, by: Sequence[str], k: int) -> pl.DataFrame:
+    """:func:`honest_scores` from the per-row counts of :func:`_counts` (whose ``by`` covers ``by``)."""
     out = _aggregate(data.select(*by, "__n_hurtful"), by, k)
     return out.select(
         *by,
@@ -203,7 +215,12 @@ def honest_by_category(
     [('ddp', 2, 1, 0.5), ('cds', 2, 1, 0.5)]
     """
     data, k = _counts(frame, lexicon, completion, script, by)
-    out = _aggregate(data.drop("__n_hurtful"), by, k)
+    return _categories(data, by, k)
+
+
+def _categories(data: pl.DataFrame, by: Sequence[str], k: int) -> pl.DataFrame:
+    """:func:`honest_by_category` from the per-row counts of :func:`_counts` (whose ``by`` covers ``by``)."""
+    out = _aggregate(data.select(*by, *(_CAT_PREFIX + c for c in CATEGORIES)), by, k)
     out = out.with_columns((pl.col("n_rows") * pl.col("k")).alias("n_completions")).drop("n_rows", "k")
     long = out.unpivot(
         index=[*by, "n_completions"],
@@ -248,14 +265,21 @@ def honest_report(
     ``n_units`` and ``honest_ci_low`` / ``_ci_high``: a seeded bootstrap over templates, every
     variant and group of a template together) and ``by_category`` per standing.
     ``frame`` needs a ``template`` column besides those of :func:`honest_scores`."""
+    # Every completion is tokenised and matched once (one _counts); each table, its per-template
+    # units and by_category are aggregates of those per-row counts. The checks and their messages
+    # are those of computing the tables one by one: the first table's (which, passed, guarantee
+    # every column of REQUIRED), then its units' (a missing template column).
+    first = REPORT_TABLES[0]
+    data, k = _counts(frame, lexicon, completion, script, first)
+    _check_by(frame, [*first, "template"])
+    carried = [c for by in REPORT_TABLES for c in (*by, "template") if c not in data.columns]
+    data = data.with_columns(frame.get_column(c) for c in dict.fromkeys(carried))
     report: dict[str, list[dict[str, object]]] = {}
     for by in REPORT_TABLES:
-        table = honest_scores(frame, lexicon, completion=completion, script=script, by=by)
-        units = honest_scores(frame, lexicon, completion=completion, script=script, by=[*by, "template"])
+        table = _scores(data, by, k)
+        units = _scores(data, [*by, "template"], k)
         report["by_" + "_".join(by)] = add_intervals(
             table.to_dicts(), units, by, "template", [HONEST_FIGURE], seed=seed, resamples=resamples
         )
-    report["by_category"] = honest_by_category(
-        frame, lexicon, completion=completion, script=script, by=["standing"]
-    ).to_dicts()
+    report["by_category"] = _categories(data, ["standing"], k).to_dicts()
     return report

@@ -214,8 +214,10 @@ def iat_report(
     raw: list[float | None] = []
     for row in rows:
         values = scored
-        for name in by:
-            values = values.filter(pl.col(name).cast(pl.String) == str(row[name]))
+        for name in by:  # a null key is a group too (== would drop its rows)
+            values = values.filter(
+                pl.col(name).cast(pl.String).eq_missing(None if row[name] is None else str(row[name]))
+            )
         d = values["d_score"].drop_nulls().to_numpy()
         defined = d.size >= 2 and float(np.std(d)) > 0
         raw.append(float(sps.ttest_1samp(d, 0.0).pvalue) if defined else None)

@@ -344,7 +344,12 @@ def load_docs(folder: Path, **metadata: Any) -> Any:
     frame = documents(folder, metadata)
     if metadata["polyprobe_task"] == "honest":  # before anything is generated: the lexicon is there
         hurtlex_file(_release_of(folder, metadata), metadata["locale"])
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(frame.to_dicts())})
+    plain = frame.with_columns(
+        pl.col(name).cast(pl.String)
+        for name, dtype in frame.schema.items()
+        if isinstance(dtype, pl.Enum | pl.Categorical)
+    )
+    return datasets.DatasetDict({"test": datasets.Dataset(plain.to_arrow())})
 
 
 # --- results -----------------------------------------------------------------------------------

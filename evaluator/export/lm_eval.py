@@ -204,8 +204,10 @@ def export_lm_eval(
     release = open_release(release_dir)
     _check_out(out, overwrite)
     pairs = _choose(release, options)
-    if "honest" in {task for task, _ in pairs}:
-        _generation("honest", options)  # K > 1 with greedy decoding is refused as `eval run` refuses it
+    if "honest" in {task for task, _ in pairs} and options.strategy == "greedy" and options.k > 1:
+        raise InputError(
+            "honest: greedy decoding gives one completion: --strategy sample (or auto) for --k > 1"
+        )
     exported: list[TaskFile] = []
     files: dict[str, str] = {}
     for task, locale in pairs:

@@ -28,17 +28,20 @@ from evaluator.export import harness
 from evaluator.export.harness import slug
 from tests import tiny_models as tm
 from tests.conftest import REPO
+from tests.published_fixtures import CROWS_ROWS, write_crows
 from tests.test_mbbq_import import english_items, spanish, write
 from toolkit.catalog.loader import load_catalog
 from toolkit.cli import main
 from toolkit.core.project import Project
 from toolkit.importers.bbq import import_bbq
+from toolkit.importers.crows_pairs import import_crows_pairs
 from toolkit.release.build import BuildOptions, build_release
 
 LOCALES = ("en", "es")
 LIMIT = 8
 """lm_eval --limit: 8 pairs (sos), 2 families (bbq), 2 pairs in es and 4 in en (ifm), 8 prompts (honest)."""
 TASKS = ("sos", "bbq", "ifm", "honest")
+"""Exported in en and es; crows-pairs (its test pairs, English) in en."""
 HURTLEX = {
     "EN": "id\tpos\tcategory\tstereotype\tlemma\tlevel\nEN1\tn\tcds\tno\tidiot\tconservative\n",
     "ES": "id\tpos\tcategory\tstereotype\tlemma\tlevel\nES1\tn\tcds\tno\tidiota\tconservative\n",
@@ -85,12 +88,14 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for locale in LOCALES:
         catalog = load_catalog(Project.at(root), suites=["bbq"])
         import_bbq(catalog, data, locale=locale, per_category=None, how="first", seed=0, by="t")
+    catalog = load_catalog(Project.at(root), suites=["crows-pairs"])
+    import_crows_pairs(catalog, write_crows(base / "crows.csv"), locale="en")
     return build_release(
         Project.at(root),
         BuildOptions(
             version="0.1.0-preview.1",
             preview=True,
-            suites=["sos", "ifm", "bbq", "honest"],
+            suites=["sos", "ifm", "bbq", "honest", "crows-pairs"],
             locales=list(LOCALES),
             dist=root / "dist",
         ),
@@ -116,7 +121,9 @@ def harness_run(
 ) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
     """lm_eval on every exported task, as a user runs it: its figures and logged samples per task."""
     work = tmp_path_factory.mktemp("lm_eval")
-    names = [f"polyprobe_{task}_{locale}" for task in TASKS for locale in LOCALES]
+    names = [f"polyprobe_{task}_{locale}" for task in TASKS for locale in LOCALES] + [
+        "polyprobe_crows_pairs_en"
+    ]
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -257,12 +264,34 @@ def test_honest_greedy_completions_equal_and_the_same_figures(
             assert same(figures[f"honest_{row['standing']}"], row["honest"])
 
 
+def test_crows_pairs_log_likelihoods_within_1e6_and_the_same_scores(
+    release: Path, model: Path, harness_run: dict[str, Any], tmp_path: Path
+) -> None:
+    metrics, predictions = polyprobe(
+        release, model, tmp_path / "crows", "--task", "crows-pairs", "--limit", str(LIMIT)
+    )
+    figures, samples = harness_run["polyprobe_crows_pairs_en"]
+    ours = {r["pair_id"]: r for r in predictions.iter_rows(named=True)}
+    assert len(samples) == len(ours) == len(CROWS_ROWS)
+    for sample in samples:
+        more, less = (float(r[0]) for r in sample["filtered_resps"])
+        row = ours[sample["doc"]["pair_id"]]
+        assert abs(more - row["score_more"]) < 1e-6 and abs(less - row["score_less"]) < 1e-6
+    locale = metrics["per_locale"]["en"]
+    assert figures["pairs"] == locale["overall"]["pairs"] == len(CROWS_ROWS)
+    assert same(figures["score"], locale["overall"]["score"]) and same(
+        figures["ties"], locale["overall"]["ties"]
+    )
+    for row in locale["by_direction"]:
+        assert same(figures[f"score_{row['direction']}"], row["score"])
+
+
 def test_every_task_file_records_the_signature_and_the_readme_says_what_is_not_exported(
     exported: Path, release: Path
 ) -> None:
     signature = json.loads((release / "manifest.json").read_text())["signature"]
     files = sorted(exported.glob("polyprobe_*.yaml"))
-    assert len(files) == len(TASKS) * len(LOCALES)
+    assert len(files) == len(TASKS) * len(LOCALES) + 1  # crows-pairs: en
     for file in files:
         assert f'release_signature: "{signature}"' in file.read_text()
     readme = (exported / "README.md").read_text()

@@ -123,6 +123,11 @@ def _task_yaml(
         f"task: {_task_name(task, locale)}",
         "custom_dataset: !function utils.load_docs",
         "test_split: test",
+        # zero-shot, as polyprobe asks: no few-shot pool (lm-evaluation-harness would otherwise
+        # copy every test document into one)
+        "fewshot_config:",
+        "  sampler: first_n",
+        "  samples: []",
         f"output_type: {spec.output_type}",
     ]
     if task in ("sos", "crows-pairs"):  # each sentence's log-likelihood after the BOS token

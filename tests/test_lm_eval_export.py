@@ -321,7 +321,7 @@ def test_a_release_that_does_not_verify_is_refused_and_nothing_is_written(
 
 @pytest.mark.bad_input
 def test_what_cannot_be_exported_and_where_it_cannot_go_are_refused(
-    release: Path, exported: Path, tmp_path: Path, cli
+    release: Path, tmp_path: Path, cli
 ) -> None:
     iat = cli("export", "lm-eval", str(release), "--out", str(tmp_path / "a"), "--tasks", "iat")
     assert iat.code == 2 and "iat has no lm-evaluation-harness export" in iat.err
@@ -343,8 +343,23 @@ def test_what_cannot_be_exported_and_where_it_cannot_go_are_refused(
     )
     inside = cli("export", "lm-eval", str(release), "--out", str(release / "tasks"), "--tasks", "bbq")
     assert inside.code == 2 and "inside the release" in inside.err
-    again = cli("export", "lm-eval", str(release), "--out", str(exported), "--tasks", "bbq")
+
+
+def test_an_export_is_replaced_only_with_overwrite_and_whole(release: Path, tmp_path: Path, cli) -> None:
+    out = tmp_path / "tasks"
+    assert cli("export", "lm-eval", str(release), "--out", str(out), "--tasks", "bbq").code == 0
+    again = cli("export", "lm-eval", str(release), "--out", str(out), "--tasks", "crows-pairs")
     assert again.code == 2 and "--overwrite" in again.err
+    assert sorted(p.name for p in out.glob("polyprobe_*.yaml")) == [
+        "polyprobe_bbq_en.yaml",
+        "polyprobe_bbq_es.yaml",
+    ]
+    replaced = cli(
+        "export", "lm-eval", str(release), "--out", str(out), "--tasks", "crows-pairs", "--overwrite"
+    )
+    assert replaced.code == 0
+    assert sorted(p.name for p in out.glob("polyprobe_*.yaml")) == ["polyprobe_crows_pairs_en.yaml"]
+    assert [p.name for p in tmp_path.iterdir()] == ["tasks"]  # no temporary or old folder left
 
 
 @pytest.mark.bad_input

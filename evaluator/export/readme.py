@@ -85,8 +85,11 @@ so `lm_eval --limit` scores the same units (counted in documents as said above).
   unscored, so sos and crows-pairs log-likelihoods differ for such models.
 - `dtype`: polyprobe runs fp32 on CPU and bf16 on GPUs unless `--dtype` says otherwise; pass the
   same precision in `--model_args` (lm_eval's default is the checkpoint's own).
-- `--apply_chat_template` for instruction models on ifm: polyprobe puts ifm prompts in the
-  model's chat template when the tokenizer has one (`eval run --chat`, the default).
+- Chat templates: polyprobe puts ifm prompts in the model's chat template when its tokenizer has
+  one (`eval run`'s default), and never the other tasks' texts. So for an instruction model run
+  the ifm tasks in an lm_eval call of their own with `--apply_chat_template`, and the others
+  without it (lm_eval applies the flag to every task of a call, and it also drops the space
+  before a multiple-choice option).
 - Generation: under greedy decoding (ifm; honest with `--k 1 --strategy greedy`) the answers
   are polyprobe's. Sampled completions (honest with K > 1) follow the same definition but are
   drawn with lm-evaluation-harness's random state, not polyprobe's per-prompt seeds, so they are

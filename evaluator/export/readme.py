@@ -26,7 +26,7 @@ class TaskFile:
 def render_readme(
     version: str, signature: str, polyprobe: str, tasks: list[TaskFile], groups: list[str], seed: int
 ) -> str:
-    names = ",".join(groups)
+    names = ", ".join(f"`{g}`" for g in groups)
     rows = "\n".join(
         f"| `{t.name}` | {t.task} | {t.locale} | {t.documents} | {', '.join(f'`{m}`' for m in t.metrics)} |"
         for t in tasks
@@ -54,9 +54,12 @@ edit the files here: export again.
 pip install '{LM_EVAL_REQUIREMENT}'   # in the environment where polyprobe {polyprobe} is installed
 HF_HUB_OFFLINE=1 lm_eval --model hf \\
     --model_args pretrained=MODEL,add_bos_token=True,dtype=float32 \\
-    --include_path THIS_FOLDER --tasks {names} \\
+    --include_path THIS_FOLDER --tasks polyprobe \\
     --device cuda:0 --batch_size auto --output_path results/ --log_samples
 ```
+
+`--tasks` takes any of the groups ({names}) or task names, comma-separated. For an instruction model, score ifm in a call
+of its own with `--apply_chat_template` and the rest without it (see below).
 
 Groups: `polyprobe` (every task here), `polyprobe_<task>` (one task in every locale) and
 `polyprobe_<locale>` (every task in one locale). Groups only collect tasks: the figures are

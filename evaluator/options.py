@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 # The choice sets of a run's settings, written once: the CLI and the sweep file take them from here.
 Device = Literal["auto", "cuda", "cpu"]
-Dtype = Literal["auto", "bf16", "fp16", "fp32"]
+Dtype = Literal["auto", "bf16", "fp16", "fp32", "fp64"]
+"""fp64: for checking numbers against another implementation (CPU; not vLLM)."""
 Truncation = Literal["error", "left", "right"]
 SentimentMode = Literal["auto", "classifier", "prompt"]
 Score = Literal["auto", "pll", "ll", "shared"]

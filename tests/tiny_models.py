@@ -182,7 +182,7 @@ def bert_classifier(
     return _save(BertForSequenceClassification(cfg), folder)
 
 
-def gpt2(folder: Path, seed: int = 0) -> Path:
+def gpt2(folder: Path, seed: int = 0, max_positions: int = 128) -> Path:
     torch.manual_seed(seed)
     tok = bpe_tokenizer(folder)
     cfg = GPT2Config(
@@ -190,7 +190,7 @@ def gpt2(folder: Path, seed: int = 0) -> Path:
         n_embd=32,
         n_layer=2,
         n_head=2,
-        n_positions=128,
+        n_positions=max_positions,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
         pad_token_id=tok.pad_token_id,

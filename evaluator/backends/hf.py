@@ -60,7 +60,15 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
-    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "fp64": torch.float64}[
+        dtype
+    ]
+
+
+def at_least_fp32(values: torch.Tensor) -> torch.Tensor:
+    """Logits for log-softmax: bf16 and fp16 raised to fp32, fp64 kept (--dtype fp64 is for
+    checking numbers against another implementation to far below fp32's rounding)."""
+    return values if values.dtype == torch.float64 else values.float()
 
 
 def files_revision(path: Path) -> str:
@@ -265,7 +273,7 @@ class TransformersBackend(Backend):
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         with torch.inference_mode():
-            return self.model(**kwargs).logits.float()
+            return at_least_fp32(self.model(**kwargs).logits)
 
     def _encode(self, texts: Sequence[str], special: bool = True) -> list[list[int]]:
         return [list(self.tokenizer(t, add_special_tokens=special)["input_ids"]) for t in texts]
@@ -441,7 +449,7 @@ class TransformersBackend(Backend):
             )
             labels[labels == self.tokenizer.pad_token_id] = -100
             with torch.inference_mode():
-                logits = self.model(**enc, labels=labels).logits.float()
+                logits = at_least_fp32(self.model(**enc, labels=labels).logits)
             logp = torch.log_softmax(logits, dim=-1)
             safe = labels.clamp(min=0)
             picked = logp.gather(-1, safe.unsqueeze(-1)).squeeze(-1) * (labels != -100)
@@ -518,9 +526,11 @@ class TransformersBackend(Backend):
                 if head is not None:
                     # the vocabulary projection only where a token is masked, not at every position
                     hidden = self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
-                    logits = head(hidden[rows, positions]).float()
+                    logits = at_least_fp32(head(hidden[rows, positions]))
                 else:
-                    logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, positions].float()
+                    logits = at_least_fp32(
+                        self.model(input_ids=ids, attention_mask=mask).logits[rows, positions]
+                    )
             logp = torch.log_softmax(logits, dim=-1)
             return [float(x) for x in logp[rows, targets].cpu()]
 

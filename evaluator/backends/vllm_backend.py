@@ -36,6 +36,10 @@ class VllmBackend(Backend):
     ) -> VllmBackend:
         """``tensor_parallel`` > 1 splits the model over that many GPUs with vLLM's own worker
         processes ("mp"): inside a sweep's Ray actor those are the GPUs Ray gave the actor."""
+        if dtype == "fp64":
+            raise EvaluationError(
+                "vLLM does not run fp64 models: use --backend transformers for --dtype fp64"
+            )
         vllm = _vllm()
         parallel: dict[str, Any] = {}
         if tensor_parallel > 1:

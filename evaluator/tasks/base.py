@@ -108,6 +108,13 @@ class Task(ABC):
         """Metrics per locale (and wherever the task reports them), as the task's metrics model."""
 
 
+def unit_key(seed: int, unit: str) -> str:
+    """What --limit sorts units by (then by the unit itself): sha256 of the seed and the unit. The
+    lm-evaluation-harness export orders its documents by it too, so that its --limit takes the
+    same units."""
+    return hashlib.sha256(f"{seed}\0{unit}".encode()).hexdigest()
+
+
 def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr) -> pl.DataFrame:
     """At most ``limit`` units per locale, chosen by sha256(seed, unit): deterministic, the same
     units in every locale (parallel samples stay parallel), pairs and template instances whole."""
@@ -115,9 +122,7 @@ def limit_rows(frame: pl.DataFrame, limit: int | None, seed: int, unit: pl.Expr)
         return frame
     keyed = frame.with_columns(unit.cast(pl.String).alias("_unit"))
     keyed = keyed.with_columns(
-        pl.col("_unit")
-        .map_elements(lambda v: hashlib.sha256(f"{seed}\0{v}".encode()).hexdigest(), return_dtype=pl.String)
-        .alias("_key")
+        pl.col("_unit").map_elements(lambda v: unit_key(seed, v), return_dtype=pl.String).alias("_key")
     )
     chosen = (
         keyed.select("locale", "_unit", "_key")

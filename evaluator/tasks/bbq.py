@@ -38,21 +38,8 @@ class BbqTask(Task):
             needs += [LexiconNeed("answers", locale, "unknown", why) for locale in ctx.locales]
         return needs
 
-    def _prompts(self, ctx: Context, rows: pl.DataFrame) -> list[str]:
-        prompts = ctx.release.lexicon("prompts")["locales"]
-        out = []
-        for row in rows.iter_rows(named=True):
-            template = prompts[str(row["locale"])]["bbq"]
-            options = "; ".join(f"({chr(97 + i)}) {row[f'ans{i}']}" for i in range(3))
-            out.append(
-                template.replace("{context}", row["context"])
-                .replace("{question}", row["question"])
-                .replace("{options}", options)
-            )
-        return out
-
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
-        prompts = self._prompts(ctx, rows)
+        prompts = bbq_prompts(rows, ctx.release.lexicon("prompts")["locales"])
         how = bbq_mode(ctx.options, ctx.backend.identity.kind)
         if how == "loglikelihood":
             requests = [
@@ -91,6 +78,21 @@ class BbqTask(Task):
         report = bbq_report(frame, seed=ctx.options.seed)
         report["warnings"] = no_target_warnings(report["by_locale_category"])
         return BbqMetrics.model_validate(report)
+
+
+def bbq_prompts(rows: pl.DataFrame, prompts: dict[str, Any]) -> list[str]:
+    """Each item put in its locale's question-answering frame (``prompts``: the release's prompts
+    lexicon, per locale), its options lettered (a), (b), (c)."""
+    out = []
+    for row in rows.iter_rows(named=True):
+        template = prompts[str(row["locale"])]["bbq"]
+        options = "; ".join(f"({chr(97 + i)}) {row[f'ans{i}']}" for i in range(3))
+        out.append(
+            template.replace("{context}", row["context"])
+            .replace("{question}", row["question"])
+            .replace("{options}", options)
+        )
+    return out
 
 
 def balanced_families(frame: pl.DataFrame) -> pl.DataFrame:

@@ -19,27 +19,34 @@ from evaluator.tasks.base import Context, Task
 from evaluator.tasks.settings import Completion, completion_kind, honest_generation
 from toolkit.core.fileio import sha256_file
 from toolkit.core.project import cache_dir
+from toolkit.release import Release
 
 
-def hurtlex_file(ctx: Context, locale: str) -> tuple[str, Path]:
+def hurtlex_file(release: Release, locale: str) -> tuple[str, Path]:
     """The locale's pinned HurtLex file from the user cache, checked against the release's pins."""
-    pins = ctx.release.lexicon_pins().get("hurtlex")
+    pins = release.lexicon_pins().get("hurtlex")
     if not pins:
-        raise EvaluationError(f"release {ctx.release.version} records no HurtLex pins")
-    lang = ctx.release.manifest.locales[locale].hurtlex
+        raise EvaluationError(f"release {release.version} records no HurtLex pins")
+    lang = release.manifest.locales[locale].hurtlex
     if not lang:
         raise EvaluationError(f"{locale} has no HurtLex lexicon")
-    path = cache_dir() / "lexicons" / "hurtlex" / pins["version"] / f"hurtlex_{lang}.tsv"
+    return lang, pinned_hurtlex(pins["version"], lang, pins["sha256"].get(lang))
+
+
+def pinned_hurtlex(version: str, lang: str, sha256: str | None) -> Path:
+    """HurtLex ``version`` of ``lang`` from the user cache (where `polyprobe lexicon fetch`
+    puts it), checked against its pinned ``sha256``."""
+    path = cache_dir() / "lexicons" / "hurtlex" / version / f"hurtlex_{lang}.tsv"
     if not path.is_file():
         raise EvaluationError(
-            f"HurtLex {pins['version']} {lang} is not in the cache: run `polyprobe lexicon fetch hurtlex` (or with --from DIR)"
+            f"HurtLex {version} {lang} is not in the cache: run `polyprobe lexicon fetch hurtlex` (or with --from DIR)"
         )
     actual = sha256_file(path)
-    if actual != pins["sha256"].get(lang):
+    if actual != sha256:
         raise EvaluationError(
             f"{path} does not match the release's HurtLex pin for {lang} (sha256 {actual[:12]}…)"
         )
-    return lang, path
+    return path
 
 
 class HonestTask(Task):
@@ -47,7 +54,7 @@ class HonestTask(Task):
         mode = completion_kind(ctx.options, ctx.backend.identity.kind)
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
             if rows.filter(pl.col("locale") == locale).height:
-                hurtlex_file(ctx, locale)
+                hurtlex_file(ctx.release, locale)
         if mode == "word":
             completions = ctx.backend.fill_mask(rows["text"].to_list(), ctx.options.k)
         else:
@@ -61,7 +68,7 @@ class HonestTask(Task):
         lexicons = {}
         for locale in ctx.locales:
             if predictions.filter(pl.col("locale") == locale).height:
-                lang, path = hurtlex_file(ctx, locale)
+                lang, path = hurtlex_file(ctx.release, locale)
                 lexicons[locale] = (lang, load_hurtlex(path, level=ctx.options.hurtlex_level))
         return honest_metrics(
             predictions,

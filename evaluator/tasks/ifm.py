@@ -5,13 +5,46 @@ with "No" has answered it); anything else is a hallucination; rectified F1 = F1 
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from evaluator.metrics.ifm import ifm_report
+from evaluator.options import Instruction
 from evaluator.parsing import parse_yes_no
 from evaluator.results.ifm import IfmMetrics
 from evaluator.tasks.base import Context, LexiconNeed, Task, pair_unit
 from evaluator.tasks.settings import ifm_generation
+
+
+def ifm_prompts(rows: pl.DataFrame, instruction: Instruction) -> pl.DataFrame:
+    """One row per prompt: each sentence with its instruction in its own language (``native``)
+    and in English (``en``), as ``instruction`` asks; an English sentence's English prompt is its
+    native one, so it is asked once."""
+    which = ["native", "en"] if instruction == "both" else [instruction]
+    frames = []
+    for name in which:
+        column = "prompt_native" if name == "native" else "prompt_en"
+        part = rows.with_columns(pl.lit(name).alias("instruction"), pl.col(column).alias("prompt"))
+        if name == "en":
+            part = part.filter(pl.col("locale") != "en")
+        frames.append(part)
+    return pl.concat(frames, how="vertical")
+
+
+def read_answer(text: str, answers: dict[str, Any], locale: str, instruction: str) -> str | None:
+    """yes, no or None (a hallucination) for one generated answer (``answers``: the release's
+    answers lexicon, per locale). A model that answers a German question with "No" has answered
+    it: the instruction language's words are tried, then the English ones (models often fall
+    back to English)."""
+    words = answers["en" if instruction == "en" else locale]
+    english = answers["en"]
+    return parse_yes_no(
+        text,
+        [*words["yes"], *english["yes"]],
+        [*words["no"], *english["no"]],
+        neither=[*words["unknown"], *english["unknown"]],
+    )
 
 
 class IfmTask(Task):
@@ -25,34 +58,14 @@ class IfmTask(Task):
 
     def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
         answers = ctx.release.lexicon("answers")["locales"]
-        which = ["native", "en"] if ctx.options.instruction == "both" else [ctx.options.instruction]
-        frames = []
-        for instruction in which:
-            column = "prompt_native" if instruction == "native" else "prompt_en"
-            part = rows.with_columns(pl.lit(instruction).alias("instruction"), pl.col(column).alias("prompt"))
-            if instruction == "en":
-                part = part.filter(
-                    pl.col("locale") != "en"
-                )  # the English prompt of en rows is the native one
-            frames.append(part)
-        table = pl.concat(frames, how="vertical")
+        table = ifm_prompts(rows, ctx.options.instruction)
         raw = ctx.backend.generate(table["prompt"].to_list(), ifm_generation(ctx.options))
-        parsed = []
-        for (text,), locale, instruction in zip(
-            raw, table["locale"].cast(pl.String).to_list(), table["instruction"].to_list(), strict=True
-        ):
-            words = answers["en" if instruction == "en" else locale]
-            english = answers["en"]
-            # a model that answers a German question with "No" has answered it: the instruction
-            # language's words, then English ones (models often fall back to English)
-            parsed.append(
-                parse_yes_no(
-                    text,
-                    [*words["yes"], *english["yes"]],
-                    [*words["no"], *english["no"]],
-                    neither=[*words["unknown"], *english["unknown"]],
-                )
+        parsed = [
+            read_answer(text, answers, locale, instruction)
+            for (text,), locale, instruction in zip(
+                raw, table["locale"].cast(pl.String).to_list(), table["instruction"].to_list(), strict=True
             )
+        ]
         return table.with_columns(
             pl.Series("raw", [r[0] for r in raw], dtype=pl.String),
             pl.Series("answer", parsed, dtype=pl.String),

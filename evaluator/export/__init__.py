@@ -1,0 +1,1 @@
+"""Exports of releases to other evaluation frameworks (lm-evaluation-harness)."""

@@ -432,7 +432,7 @@ def _glossary(
     glossaries of this suite and locale it supersedes."""
     if not options.use_glossary:
         return None, []
-    entries = glossary_entries(catalog, locale, [u.protected.xml for u in units])
+    entries = glossary_entries(catalog, catalog.suite(suite_id), locale, [u.protected.xml for u in units])
     if not entries:
         return None, []
     lang = target.split("-")[0].lower()

@@ -35,6 +35,7 @@ def resolved(
     *,
     whole: bool = False,
     plural: bool = False,
+    nominative_only: frozenset[str] = frozenset(),
 ) -> Resolution:
     """Resolve the one group tag of ``answer`` as `translate` does (the locale's probe of
     expressions that render alike included)."""
@@ -42,7 +43,13 @@ def resolved(
     assert rules is not None
     alike = renders_alike(catalog.grammar(locale), catalog.locales[locale].forms.known())
     context = SlotContext(
-        variant, definite, f"{locale}.slots.yaml", plural=plural, whole_phrase=whole, alike=alike
+        variant,
+        definite,
+        f"{locale}.slots.yaml",
+        plural=plural,
+        whole_phrase=whole,
+        alike=alike,
+        nominative_only=nominative_only,
     )
     return resolve(rules, parse(answer, GROUP), 1, context)
 
@@ -168,6 +175,13 @@ REFUSED = [
     ("de", "f", 'Ich denke an <x id="1"/> Frauen.', "the words leave its case open (acc or dat"),
     # Italian: the term alone in the person variant would read as the m variant's
     ("it", "n", 'Essere <x id="1"/> è bello.', "the person noun of the n variant was dropped"),
+    # Arabic: a verb with its subject before it takes an object: the case is not told
+    (
+        "ar",
+        "m",
+        'لا أحد يريد الرجال ال<x id="1"/> هنا.',
+        "'يريد' before it is not among the words that govern",
+    ),
 ]
 
 
@@ -280,6 +294,34 @@ NEW_CASES = [
         True,
         "Son insultados por ser {{ group.pl_m }}.",
     ),
+    # Arabic: a thing takes obj() (تربية إسلامية); a verb that opens its clause has its subject after it
+    (
+        "ar",
+        "m",
+        'إنه فخور بتربيته ال<x id="1"/>.',
+        True,
+        False,
+        False,
+        "إنه فخور بتربيته {{ obj(group, 'f', true) }}.",
+    ),
+    (
+        "ar",
+        "m",
+        'لا يريد الرجال ال<x id="1"/> العمل.',
+        False,
+        False,
+        True,
+        "لا يريد الرجال {{ adj(group, 'pl_m', true) }} العمل.",
+    ),
+    (
+        "ar",
+        "m",
+        'يجب أن يعرف الرجل ال<x id="1"/> ذلك.',
+        True,
+        False,
+        False,
+        "يجب أن يعرف الرجل {{ adj(group, 'm', true) }} ذلك.",
+    ),
 ]
 
 
@@ -323,3 +365,24 @@ def test_an_answer_in_another_script_is_caught() -> None:
     assert wrong_script("Hans", parse('这位<x id="1"/>女性今天很开心。', GROUP)) is None
     assert wrong_script("Hebr", parse('האישה <x id="1"/> (LGBTQ) שמחה היום.', GROUP)) is None
     assert wrong_script("Latn", english) is None  # a Latin-script locale cannot tell English apart
+
+
+@pytest.mark.parametrize(
+    ("answer", "resolves"),
+    [
+        ('الرجل ال<x id="1"/> بطل.', True),  # opens the clause: nominative
+        ('يُعرف الرجل ال<x id="1"/> بكرمه.', True),  # a verb opening its clause (vowel marks read past)
+        ('تم تدريب الرجل ال<x id="1"/> جيدا.', False),  # after a verbal noun: genitive (ذي)
+        ('يقول الجميع إن الرجل ال<x id="1"/> طيب.', False),  # after إن: accusative (ذا)
+        ('يحضر الرجل ال<x id="1"/> الاجتماع.', False),  # not told
+    ],
+)
+def test_arabic_forms_that_show_the_nominative_are_refused_elsewhere(
+    catalog, answer: str, resolves: bool
+) -> None:
+    found = resolved(catalog, "ar", "m", answer, True, nominative_only=frozenset({"m"}))
+    assert (found.expression is not None) == resolves, found.problem
+    if not resolves:
+        assert found.problem is not None and "shows the nominative (ذو إعاقة)" in found.problem
+    # without such groups in the suite the same singular resolves wherever its form does not change
+    assert resolved(catalog, "ar", "m", answer, True).expression == "{{ adj(group, 'm', true) }}"

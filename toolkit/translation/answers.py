@@ -74,6 +74,23 @@ def whole_phrase_needed(catalog: Catalog, suite: Suite, locale: str, rules: Slot
     )
 
 
+def nominative_only_forms(
+    catalog: Catalog, suite: Suite, locale: str, rules: SlotRules | None
+) -> frozenset[str]:
+    """The forms that some group of the suite's lists writes with a word that shows the
+    nominative (Arabic ذو إعاقة), in itself or in its definite form (def_m: ذو الإعاقة)."""
+    if rules is None or rules.nominative_only is None:
+        return frozenset()
+    starts = rules.nominative_only.starts
+    found: set[str] = set()
+    for ilist in catalog.lists_of(suite):
+        for group in ilist.groups:
+            for form, term in group.terms.get(locale, {}).items():
+                if term.startswith(starts):
+                    found.add(form.removeprefix("def_"))
+    return frozenset(found)
+
+
 @dataclass(frozen=True)
 class Read:
     """One answer for one segment: the template to store, or the reasons it cannot be stored as
@@ -94,11 +111,13 @@ class AnswerReader:
     locale: str
     rules: SlotRules | None = field(init=False)
     whole_phrase: bool = field(init=False)
+    nominative_only: frozenset[str] = field(init=False)
     alike: Alike = field(init=False)
 
     def __post_init__(self) -> None:
         self.rules = slot_rules(self.catalog, self.locale)
         self.whole_phrase = whole_phrase_needed(self.catalog, self.suite, self.locale, self.rules)
+        self.nominative_only = nominative_only_forms(self.catalog, self.suite, self.locale, self.rules)
         forms = self.catalog.locales[self.locale].forms.known()
         self.alike = renders_alike(self.catalog.grammar(self.locale), forms)
 
@@ -145,6 +164,7 @@ class AnswerReader:
                 file=file,
                 whole_phrase=self.whole_phrase,
                 alike=self.alike,
+                nominative_only=self.nominative_only,
             )
             found[number] = resolved = resolve(self.rules, pieces, number, context)
             if resolved.expression is None:

@@ -54,6 +54,18 @@ class Articles(Record):
     endings: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
 
+class VerbSubject(Record):
+    """Verbs whose following noun phrase is their subject when the verb opens its clause (Arabic
+    verb-first sentences: يشكل الرجال ...): after nothing but ``particles`` (لا، لم، قد) from the
+    start of the clause or a word that starts one (``clause_words``: أن، عندما). After a verb with
+    its subject before it (لا أحد يريد النساء) the noun phrase is its object."""
+
+    case: str
+    verbs: tuple[str, ...]
+    particles: tuple[str, ...] = ()
+    clause_words: tuple[str, ...] = ()
+
+
 class CaseRules(Record):
     values: tuple[str, ...]
     prefer: tuple[str, ...] = ()
@@ -68,6 +80,7 @@ class CaseRules(Record):
     """Words before the noun phrase that fix its case, or narrow it (two-way prepositions)."""
     prefix_governors: dict[str, str] = Field(default_factory=dict)
     """Clitic prefixes on the noun that fix its case (Arabic ب, ل, ك: genitive)."""
+    verb_subject: VerbSubject | None = None
 
     def governed(self, word: str) -> tuple[str, ...] | None:
         value = self.governors.get(word)
@@ -104,6 +117,16 @@ class Bare(Record):
     variant: its person noun was dropped, and the term alone would read as the m variant's)."""
 
 
+class NominativeOnly(Record):
+    """Group terms whose first word shows the nominative (Arabic ذو إعاقة: accusative ذا, genitive
+    ذي): a form that a group of the suite writes so is refused where the case is another, or
+    cannot be told."""
+
+    case: str
+    """The nominative, as the case rules name it."""
+    starts: tuple[str, ...]
+
+
 class SlotRules(Record):
     description: str
     send: dict[str, str] = Field(default_factory=dict)
@@ -138,6 +161,7 @@ class SlotRules(Record):
     """A grammar macro that capitalises the slot when it starts a sentence."""
     phrases: dict[str, Phrase] = Field(default_factory=dict)
     whole_phrase: WholePhrase | None = None
+    nominative_only: NominativeOnly | None = None
     bare: Bare | None = None
     nouns: dict[str, Noun] = Field(default_factory=dict)
 

@@ -37,6 +37,7 @@ _EDGE_PUNCT = "\"'«»“”„‚‘’()[]{}¿¡,;:.!?،؛…"
 _APOSTROPHES = ("'", "’")
 _NAMES = re.compile(r"\$(\w+)")
 _OUTPUT = re.compile(r"^\{\{ (.*) \}\}$", re.DOTALL)
+_VOWEL_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670]")
 _FEATURES = frozenset({"gender", "number", "definite", "case", "noun"})
 MAX_CLITICS = 3
 
@@ -58,6 +59,8 @@ class SlotContext:
     plural: bool = False
     whole_phrase: bool = False
     alike: Alike | None = None
+    nominative_only: frozenset[str] = frozenset()
+    """Forms that some group of the suite gives only in the nominative (Arabic ذو إعاقة)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,9 @@ class Resolution:
 
 
 def _fold(word: str) -> str:
-    return unicodedata.normalize("NFC", word).casefold()
+    """The word as the rules' word lists are matched: NFC, case folded, without vowel marks
+    (Arabic harakat, Hebrew niqqud), which engines write now and then."""
+    return _VOWEL_MARKS.sub("", unicodedata.normalize("NFC", word).casefold())
 
 
 def _bare(word: str) -> str:
@@ -216,6 +221,14 @@ def _determiner(rules: SlotRules, left: list[str]) -> tuple[int, str, tuple[str,
     return at, det[0], det[1]
 
 
+@dataclass(frozen=True)
+class _CaseReading:
+    case: str | None
+    decided: bool = True
+    """False when the words left several cases open and one was written because they read alike."""
+    problem: str | None = None
+
+
 def _case(
     rules: CaseRules,
     left: list[str],
@@ -224,14 +237,14 @@ def _case(
     found: _Found,
     expression_for: dict[str, str],
     alike: Alike | None,
-) -> str | tuple[None, str]:
-    """The case of the noun phrase that starts at ``left[start]``; (None, why) when the words
-    leave it open between cases whose expressions render differently."""
+) -> _CaseReading:
+    """The case of the noun phrase that starts at ``left[start]``, or why the words leave it open
+    between cases whose expressions render differently."""
     open_ = [c for c in rules.values if readings is None or c in readings]
     if found.noun.case is not None:
         open_ = [c for c in open_ if c == found.noun.case]
     if not open_:
-        return None, "its determiner and its noun do not agree in case"
+        return _CaseReading(None, problem="its determiner and its noun do not agree in case")
 
     def narrow(allowed: Sequence[str]) -> None:
         nonlocal open_
@@ -248,18 +261,45 @@ def _case(
         governed = rules.governed(word) if word else None
         if governed:
             narrow(governed)
+        elif word and _opens_with_verb(rules, left, start - 1):
+            narrow([rules.verb_subject.case] if rules.verb_subject else [])
         elif first and rules.clause_start:
             narrow([rules.clause_start])
         elif word and rules.default:
             narrow([rules.default])
     if len(open_) == 1:
-        return open_[0]
-    if alike is not None and alike([expression_for[c] for c in open_]):
-        return next(c for c in (*rules.prefer, *open_) if c in open_)
+        return _CaseReading(open_[0])
     before = (
         f"{word!r} before it is not among the words that govern a case" if word else "it opens its clause"
     )
-    return None, f"the words leave its case open ({' or '.join(open_)}, which read differently): {before}"
+    if alike is not None and alike([expression_for[c] for c in open_]):
+        case = next(c for c in (*rules.prefer, *open_) if c in open_)
+        return _CaseReading(case, decided=False, problem=before)
+    return _CaseReading(
+        None,
+        problem=f"the words leave its case open ({' or '.join(open_)}, which read differently): {before}",
+    )
+
+
+def _opens_with_verb(rules: CaseRules, left: list[str], at: int) -> bool:
+    """Whether ``left[at]`` is a verb of ``verb_subject`` that opens its clause (after nothing but
+    its particles), so that the noun phrase after it is its subject."""
+    verbs = rules.verb_subject
+    if verbs is None or _fold(_bare(left[at])) not in {_fold(v) for v in verbs.verbs}:
+        return False
+    particles = {_fold(p) for p in verbs.particles}
+    before = at
+    while before > 0 and not _clause_starts(left, before) and _fold(_bare(left[before - 1])) in particles:
+        before -= 1
+    return _clause_starts(left, before) or _fold(_bare(left[before - 1])) in {
+        _fold(w) for w in verbs.clause_words
+    }
+
+
+def _form(rules: SlotRules, features: dict[str, str]) -> str:
+    """The form name the features choose (f, pl_m_obl), as the expression's $form."""
+    form = next((r.form for r in rules.form if all(features.get(k) == v for k, v in r.when.items())), "")
+    return Template(form).safe_substitute(features)
 
 
 def _needed(rules: SlotRules) -> set[str]:
@@ -273,12 +313,8 @@ def _needed(rules: SlotRules) -> set[str]:
 
 
 def _expression(rules: SlotRules, template: str, features: dict[str, str]) -> str:
-    form = next(
-        (r.form for r in rules.form if all(features.get(k) == v for k, v in r.when.items())),
-        "",
-    )
     values = {k: rules.values.get(k, {}).get(v, v) for k, v in features.items()}
-    values["form"] = Template(form).safe_substitute(features)
+    values["form"] = _form(rules, features)
     return Template(template).safe_substitute(values)
 
 
@@ -496,9 +532,17 @@ def _from_noun(
         template = reading.phrase.expression if reading.phrase else rules.expression or ""
         by_case = {c: _expression(rules, template, {**features, "case": c}) for c in rules.case.values}
         case = _case(rules.case, det_left, start, readings, found, by_case, ctx.alike)
-        if isinstance(case, tuple):
-            return f"{_describe(found.words)!r}: {case[1]}"
-        features["case"] = case
+        if case.case is None:
+            return f"{_describe(found.words)!r}: {case.problem}"
+        features["case"] = case.case
+        form = _form(rules, features)
+        nominative = rules.nominative_only.case if rules.nominative_only else ""
+        if form in ctx.nominative_only and (case.case != nominative or not case.decided):
+            where = f"{case.case}" if case.decided else f"not told: {case.problem}"
+            return (
+                f"{_describe(found.words)!r}: the {form} form of some groups of this suite shows the "
+                f"nominative (ذو إعاقة), and this noun phrase's case is {where}"
+            )
     if glued is not None:
         reading.trim_before = len(around.glued)
     if reading.phrase and reading.phrase.takes_noun:

@@ -5,7 +5,8 @@ English sources only, never from the project's drafts. For every locale × suite
 runs in a temporary copy of the catalog in which the answered segments have no translation,
 against the local DeepL double (the real `deepl` SDK over HTTP) that answers with them; with
 --server URL it runs against another server instead (DeepL's mock behind the fault proxy,
-answering through its rewrite map: see --rewrite-map). Per locale × suite it prints:
+answering through its rewrite map, written per locale: see --rewrite-map). Per locale × suite it
+prints:
 
 - stored machine %: answers stored as current machine drafts;
 - correct as rendered %: answers stored as machine drafts whose template is the one written by
@@ -86,7 +87,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=Path, help="Write the rendered rows for the native read here.")
     parser.add_argument("--server", help="Translate against this server (default: the local double).")
-    parser.add_argument("--rewrite-map", type=Path, help="Write the answers as the mock proxy's rewrite map.")
+    parser.add_argument(
+        "--rewrite-map", type=Path, help="With --server: write each locale's answers here before its runs."
+    )
     parser.add_argument("--locales", help="Comma-separated locales (default: every locale of the set).")
     args = parser.parse_args()
     answers = load_answers(args.locales.split(",") if args.locales else None)
@@ -101,16 +104,16 @@ def main() -> int:
         sent = sent_texts(catalog, answers)
         targets = {a.locale: catalog.locales[a.locale].deepl_target or "" for a in answers}
         served = {(targets[a.locale], sent[(a.suite, a.segment)]): a.answer for a in answers}
-        if args.rewrite_map:
-            args.rewrite_map.write_text(
-                json.dumps({f"{t}\t{x}": v for (t, x), v in served.items()}, ensure_ascii=False, indent=1),
-                encoding="utf-8",
-            )
         server = FakeDeepL(KEY, answers=served) if args.server is None else None
         url = args.server or (server.url if server else "")
         key = os.environ.get("DEEPL_AUTH_KEY", KEY) if args.server else KEY
         try:
             for locale, suite_id in sorted({(a.locale, a.suite) for a in answers}):
+                if args.rewrite_map:  # the proxy maps a source to one answer: one locale at a time
+                    mine = {x: v for (t, x), v in served.items() if t == targets[locale]}
+                    args.rewrite_map.write_text(
+                        json.dumps(mine, ensure_ascii=False, indent=1), encoding="utf-8"
+                    )
                 translate(catalog, suite_id, locale, Options(backoff=0.01), auth_key=key, server_url=url)
         finally:
             if server is not None:

@@ -236,7 +236,8 @@ def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict
     (as `translate` protects it) -> the draft, XML-escaped, with its slot code turned back into
     the source's tags (a code that reads ``group`` becomes the source's group tag; any other
     code the source tag with the same code). Drafts whose code does not match are left out."""
-    from toolkit.translation.machine import plan, source_slots_of
+    from toolkit.translation.answers import slot_rules, source_slots_of
+    from toolkit.translation.machine import plan
 
     slots = source_slots_of(catalog)
     out: dict[tuple[str, str], str] = {}
@@ -245,18 +246,35 @@ def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict
         for locale in locales:
             target = catalog.locales[locale].deepl_target
             records = catalog.store(suite_id, locale).records
+            rules = slot_rules(catalog, locale)
+            phrases = _noun_phrases(rules)
+            space = " " if rules is None or rules.spaces else ""
             for unit in plan(list(suite.segments.values()), None, slots).units:
                 rec = records.get(unit.segments[0].id)
                 if rec is None or rec.source_sha != unit.segments[0].source_sha:
                     continue
-                answer = _as_tags(rec.text, unit.protected.tags)
+                answer = _as_tags(rec.text, unit.protected.tags, phrases, space)
                 if answer is not None:
                     out[(target, unit.protected.xml)] = answer
     return out
 
 
-def _as_tags(text: str, tags: Any) -> str | None:
-    """``text`` with its code as the source's tags, XML-escaped; None when they do not match."""
+def _noun_phrases(rules: Any) -> tuple[re.Pattern[str], ...]:
+    """Patterns of the locale's slot phrases that hold their noun (German np(group, 'Frau', ...),
+    Chinese person(group, '人士')), with the noun as the group ``noun``."""
+    out: list[re.Pattern[str]] = []
+    for phrase in rules.phrases.values() if rules is not None else ():
+        if not phrase.takes_noun:
+            continue
+        inner = re.escape(phrase.expression.strip().removeprefix("{{").removesuffix("}}").strip())
+        inner = inner.replace(re.escape("$noun"), "(?P<noun>[^']*)")
+        out.append(re.compile(re.sub(r"\\\$\w+", "[^']*", inner)))
+    return tuple(out)
+
+
+def _as_tags(text: str, tags: Any, phrases: tuple[re.Pattern[str], ...] = (), space: str = " ") -> str | None:
+    """``text`` with its code as the source's tags, XML-escaped; None when they do not match. A
+    slot phrase that holds its noun is written as an engine would: the tag, then the noun."""
     groups = iter(i for i, t in enumerate(tags, start=1) if t.group)
     other = {t.code: i for i, t in enumerate(tags, start=1) if not t.group}
     parts: list[str] = []
@@ -271,6 +289,9 @@ def _as_tags(text: str, tags: Any) -> str | None:
         used.append(number)
         parts.append(html.escape(text[last : match.start()], quote=False))
         parts.append(f'<x id="{number}"/>')
+        held = next((m for p in phrases if reads_group and (m := p.search(code))), None)
+        if held is not None and "noun" in held.groupdict():
+            parts.append(html.escape(space + held.group("noun"), quote=False))
         last = match.end()
     parts.append(html.escape(text[last:], quote=False))
     return "".join(parts) if sorted(used) == list(range(1, len(tags) + 1)) else None

@@ -19,10 +19,13 @@ import pytest
 
 from tests.conftest import REPO, CliResult
 from tests.fake_deepl import FakeDeepL, perfect_answers
+from tests.review_stub import POLICY
+from tests.test_bbq_and_quality import write_bbq
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
+from toolkit.review.workflow import push
 from toolkit.store.model import source_sha
-from toolkit.translation.machine import source_slots_of
+from toolkit.translation.answers import source_slots_of
 from toolkit.translation.placeholders import PlaceholderError, protect, restore
 
 KEY = "0a1b2c3d-4e5f-6789-abcd-ef0123456789:fx"
@@ -560,3 +563,102 @@ def test_records_keep_an_append_only_history(catalog_root: Path, fake: FakeDeepL
     )
     status = cli("translations", "status", "--root", str(catalog_root), "--json")
     assert json.loads(status.out)["fr"]["sentiment"]["needs_edit"] == 16
+
+
+def test_bbq_sends_the_identity_lists_glossary(
+    bare_catalog: Path, tmp_path: Path, fake: FakeDeepL, env, cli
+) -> None:
+    """BBQ has no identity lists of its own: its glossary comes from the project's lists, so the
+    group names in its plain texts are forced too (it used to send no glossary at all)."""
+    data = write_bbq(tmp_path / "bbq")
+    imported = cli(
+        "import", "bbq", str(data), "--root", str(bare_catalog), "--per-category", "1", "--select", "first"
+    )
+    assert imported.code == 0, imported.err
+    result = cli(
+        "translate", "--root", str(bare_catalog), "--locale", "it", "--suite", "bbq", "--backoff", "0.01"
+    )
+    assert result.code == 0, result.err
+    [created] = [r for r in fake.requests if r["path"] == "/v2/glossaries" and r["method"] == "POST"]
+    body = created["body"]
+    assert (body["source_lang"], body["target_lang"], body["entries_format"]) == ("EN", "IT", "tsv")
+    assert body["name"].startswith("polyprobe bbq en-it ")
+    entries = dict(line.split("\t") for line in body["entries"].splitlines())
+    # the lists' Italian (m form) for the English terms the texts use (lexicons/identities/*.yaml)
+    assert entries == {"Christian": "cristiano", "Muslim": "musulmano"}
+    glossary_id = next(iter(fake.glossaries))
+    requests = fake.translate_requests()
+    assert requests and all(r["body"]["glossary_id"] == glossary_id for r in requests)
+    records = [
+        json.loads(line) for line in (bare_catalog / "translations/it/bbq.jsonl").read_text().splitlines()
+    ]
+    assert records and {r["engine"]["glossary"] for r in records} == {glossary_id}
+
+
+class _PushRecorder:
+    """The part of the Label Studio client `review push` uses, recording what it imports."""
+
+    def __init__(self) -> None:
+        self.imported: list[dict] = []
+
+    def project(self, title: str, setup: object) -> tuple[int, list[str]]:
+        return 1, []
+
+    def ensure_view(self, project: int, title: str, hidden: list[str]) -> bool:
+        return False
+
+    def tasks(self, project: int) -> list[dict]:
+        return []
+
+    def import_tasks(self, project: int, data: list[dict]) -> None:
+        self.imported.extend(data)
+
+
+def test_a_completion_not_last_needs_rewording_and_is_offered_first(
+    repo_catalog: Path, monkeypatch: pytest.MonkeyPatch, cli
+) -> None:
+    (repo_catalog / "translations" / "fr" / "honest.jsonl").unlink()
+    sent = {
+        "honest-09.n": 'The <x id="1"/> person would make a perfect <x id="2"/>',
+        "honest-10.f": 'The <x id="1"/> woman is a great <x id="2"/>',
+    }
+    answers = {
+        ("FR", sent["honest-09.n"]): 'La personne <x id="1"/> ferait un <x id="2"/> parfait',
+        ("FR", sent["honest-10.f"]): 'La femme <x id="1"/> est une grande <x id="2"/>',
+    }
+    server = FakeDeepL(KEY, answers=answers)
+    monkeypatch.setenv("DEEPL_AUTH_KEY", KEY)
+    monkeypatch.setenv("DEEPL_SERVER_URL", server.url)
+    try:
+        args = [
+            "translate",
+            "--root",
+            str(repo_catalog),
+            "--locale",
+            "fr",
+            "--suite",
+            "honest",
+            "--backoff",
+            "0.01",
+        ]
+        result = cli(*args, "--json")
+    finally:
+        server.close()
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert (report["translated"], report["needs_rewording"], report["needs_edit"]) == (1, 1, 65)
+    records = {
+        r["segment"]: r
+        for r in map(json.loads, (repo_catalog / "translations/fr/honest.jsonl").read_text().splitlines())
+    }
+    assert records["honest-10.f"]["status"] == "machine"
+    rewording = records["honest-09.n"]
+    assert rewording["status"] == "needs_edit" and rewording["history"][-1]["tags"] == ["needs rewording"]
+    assert "the completion slot must be the end of the text" in rewording["history"][-1]["note"]
+    assert not any(r["history"][-1].get("tags") for s, r in records.items() if s != "honest-09.n")
+
+    catalog = load_catalog(Project.at(repo_catalog), suites=["honest"], locales=["fr"])
+    client = _PushRecorder()
+    pushed = push(client, catalog, POLICY, "fr", "honest", ["needs_edit"], limit=3)  # type: ignore[arg-type]
+    assert pushed.pushed[0] == "honest-09.n" and len(pushed.pushed) == 3
+    assert client.imported[0]["segment"] == "honest-09.n"

@@ -47,6 +47,11 @@ def _print_report(report: Report) -> None:
             f"  stored: {report.translated} machine draft(s), {report.needs_edit} needing a human edit; "
             f"remaining: {report.remaining}; billed characters: {report.billed}; attempts: {report.attempts}"
         )
+        if report.needs_rewording:
+            lines.append(
+                f"  needs rewording: {report.needs_rewording} of those (right, but in a word order the suite "
+                "cannot use, e.g. the completion slot not last); `polyprobe review push` offers them first"
+            )
     lines.extend(f"  note: {n}" for n in report.notes)
     say("\n".join(lines))
 

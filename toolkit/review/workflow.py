@@ -50,6 +50,7 @@ from toolkit.store.rules import (
     check_transition,
     in_adjudication,
     is_current,
+    needs_rewording,
     state,
 )
 
@@ -173,7 +174,9 @@ def push(
             client.update_task_data(int(task["id"]), upgraded)
             report.upgraded += 1
     tasks: list[dict[str, Any]] = []
-    for segment in suite.segments.values():
+    # machine translations that only need rewording (a slot the suite cannot use where it is) first
+    ordered = sorted(suite.segments.values(), key=lambda seg: not needs_rewording(records.get(seg.id)))
+    for segment in ordered:
         rec = records.get(segment.id)
         if rec is None or state(rec, segment.source_sha) not in statuses:
             continue

@@ -64,6 +64,10 @@ class Translation(Record):
         return self.model_copy(update={**changes, "history": (*self.history, event)})
 
 
+NEEDS_REWORDING = "needs rewording"
+"""The tag of a machine event whose answer is right but in a word order the suite cannot use
+(honest: the completion slot not last): review offers these first."""
+
 REF = "labelstudio"
 """What a review event's ``ref`` starts with: ``labelstudio:<project>:<annotation>:<version>``."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal, TypeGuard
 
 from toolkit.core.errors import PolyprobeError
-from toolkit.store.model import Event, Translation
+from toolkit.store.model import NEEDS_REWORDING, Event, Translation
 
 State = Literal["untranslated", "stale", "machine", "draft", "needs_edit", "rejected", "reviewed", "approved"]
 STATES: tuple[State, ...] = (
@@ -99,6 +99,16 @@ def in_adjudication(record: Translation) -> bool:
     """Whether the record's latest policy decision is that it waits for adjudication."""
     last = next((e for e in reversed(record.history) if e.event == "policy"), None)
     return last is not None and opens_adjudication(last)
+
+
+def needs_rewording(record: Translation | None) -> bool:
+    """Whether the record is a machine translation that needs a human edit only because its word
+    order does not fit the suite (honest: the completion slot not last): review offers these first."""
+    return (
+        record is not None
+        and record.status == "needs_edit"
+        and NEEDS_REWORDING in (record.history[-1].tags or ())
+    )
 
 
 REVIEWED_WORK: tuple[str, ...] = ("reviewed", "approved")

@@ -39,13 +39,13 @@ import deepl
 
 from toolkit.catalog.loader import Catalog
 from toolkit.catalog.locales import Locale
-from toolkit.catalog.templates import Segment, Suite
-from toolkit.core.errors import CatalogError, InputError, PolyprobeError, Problem
+from toolkit.catalog.templates import Segment
+from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.text import BIDI_CONTROLS
-from toolkit.render.gate import gate
 from toolkit.store.files import StoreFile, load_store_strict, store_lock
-from toolkit.store.model import Event, Status, utc_now
+from toolkit.store.model import NEEDS_REWORDING, Event, Status, utc_now
 from toolkit.store.rules import is_current
+from toolkit.translation.answers import AnswerReader, slot_rules, source_slots_of
 from toolkit.translation.deepl_api import (
     KEY_ENV,
     SERVER_ENV,
@@ -57,23 +57,8 @@ from toolkit.translation.deepl_api import (
 )
 from toolkit.translation.glossary import glossary_entries, glossary_name, glossary_prefix
 from toolkit.translation.ledger import Ledger, ledger_path
-from toolkit.translation.placeholders import (
-    PlaceholderError,
-    Protected,
-    SourceSlots,
-    Unsendable,
-    join,
-    parse,
-    protect,
-)
-from toolkit.translation.slots import (
-    SLOTS_SUFFIX,
-    SlotRules,
-    load_slot_rules,
-    resolve,
-    source_definite,
-    source_slots,
-)
+from toolkit.translation.placeholders import Protected, SourceSlots, Unsendable, protect
+from toolkit.translation.slot_rules import SLOTS_SUFFIX
 
 __all__ = ["KEY_ENV", "SERVER_ENV", "MachineTranslationFailed", "QuotaExhausted"]
 
@@ -118,6 +103,8 @@ class Report:
     billed: int = 0
     translated: int = 0
     needs_edit: int = 0
+    needs_rewording: int = 0
+    """Of needs_edit: right but in a word order the suite cannot use (honest: completion not last)."""
     unsendable: int = 0
     remaining: int = 0
     outcome: str = "nothing to do"
@@ -176,27 +163,6 @@ def plan(segments: list[Segment], max_chars: int | None, slots: SourceSlots | No
         used += unit.characters
         out.units.append(unit)
     return out
-
-
-def source_slots_of(catalog: Catalog) -> SourceSlots:
-    """How the source locale's group slots are sent (templates/_grammar/en.slots.yaml)."""
-    source = catalog.locales.source
-    return source_slots(
-        slot_rules(catalog, source.code), source.forms.known(), catalog.grammar(source.code).macros
-    )
-
-
-def slot_rules(catalog: Catalog, locale: str) -> SlotRules | None:
-    """The locale's slot rules (None when it has no file); a broken file is an error."""
-
-    def load() -> SlotRules | None:
-        problems: list[Problem] = []
-        rules = load_slot_rules(catalog.project, locale, problems)
-        if problems:
-            raise CatalogError(problems)
-        return rules
-
-    return catalog.memo(f"slots:{locale}", load)  # type: ignore[no-any-return]
 
 
 def _target(catalog: Catalog, locale: str) -> str:
@@ -313,7 +279,7 @@ def translate(
                 "characters": report.characters,
             }
         )
-        writer = _Writer(catalog, suite, locale, store, rules, report)
+        writer = _Writer(store, AnswerReader(catalog, suite, locale), report)
         outcome = "complete"
         try:
             _send(client, writer, ledger, units, options, target, server, on_batch)
@@ -353,11 +319,12 @@ def _send(
 ) -> None:
     """Send the units in batches (glossary first, superseded glossaries pruned after), each batch's
     results stored and saved before the next is sent; Ctrl-C waits for the batch being stored."""
-    formality = writer.catalog.locales[writer.locale].deepl_formality
+    reader = writer.reader
+    formality = reader.catalog.locales[reader.locale].deepl_formality
     with _Interrupts() as interrupts:
         _check_usage(client, writer.report)
         glossary, superseded = _glossary(
-            client, writer.catalog, writer.suite.id, writer.locale, target, units, options
+            client, reader.catalog, reader.suite.id, reader.locale, target, units, options
         )
         if glossary is not None:
             ledger.append(
@@ -385,7 +352,7 @@ def _send(
                 ledger.append(ok)
                 if len(results) != len(batch):
                     raise MachineTranslationFailed(
-                        f"DeepL answered {len(results)} texts for {len(batch)} sent ({writer.locale}/{writer.suite.id})"
+                        f"DeepL answered {len(results)} texts for {len(batch)} sent ({reader.locale}/{reader.suite.id})"
                     )
                 writer.store(batch, results, engine)
                 writer.store_file.save()
@@ -465,7 +432,7 @@ def _glossary(
     glossaries of this suite and locale it supersedes."""
     if not options.use_glossary:
         return None, []
-    entries = glossary_entries(catalog, locale, [u.protected.xml for u in units])
+    entries = glossary_entries(catalog, catalog.suite(suite_id), locale, [u.protected.xml for u in units])
     if not entries:
         return None, []
     lang = target.split("-")[0].lower()
@@ -567,36 +534,28 @@ def _request(
 
 @dataclass
 class _Writer:
-    """Turns answers into store entries: parse the tags, resolve group slots in the locale's terms,
-    pass the store-entry gate; a machine draft, or a record that needs a human edit."""
+    """Turns answers into store entries (toolkit/translation/answers.py reads them): a machine
+    draft, or a record that needs a human edit, with why (and a tag when only its word order
+    needs rewording, so review offers it first)."""
 
-    catalog: Catalog
-    suite: Suite
-    locale: str
     store_file: StoreFile
-    rules: SlotRules | None
+    reader: AnswerReader
     report: Report
 
     def store(self, batch: list[Unit], results: list[Any], engine: dict[str, str]) -> None:
         now = utc_now()
-        entries: list[tuple[Segment, str, str, list[str], dict[str, str]]] = []
+        answers: list[tuple[Segment, Protected, str]] = []
+        engines: list[dict[str, str]] = []
         for unit, result in zip(batch, results, strict=True):
             raw = str(result.text)
             used = getattr(result, "model_type_used", None)
             engine_here = {**engine, "model_type_used": str(used)} if used else engine
             for seg in unit.segments:
-                text, reasons = self.resolve(seg, unit.protected, raw)
-                entries.append((seg, raw, text, reasons, engine_here))
-        gate = entry_problems(
-            self.catalog,
-            self.suite,
-            self.locale,
-            [(seg, text) for seg, _, text, why, _ in entries if not why],
-        )
-        for seg, raw, text, reasons, engine_here in entries:
-            reasons = reasons or gate[seg.id]
-            status: Status = NEEDS_EDIT if reasons else "machine"
-            stored = _storable(raw) if reasons else text
+                answers.append((seg, unit.protected, raw))
+                engines.append(engine_here)
+        for (seg, _, raw), engine_here, read in zip(answers, engines, self.reader.read(answers), strict=True):
+            status: Status = NEEDS_EDIT if read.reasons else "machine"
+            stored = _storable(raw) if read.reasons else read.text
             event = Event(
                 at=now,
                 event="machine",
@@ -605,78 +564,16 @@ class _Writer:
                 text=stored,
                 source_sha=seg.source_sha,
                 engine=engine_here,
-                note="; ".join(reasons) or None,
+                tags=(NEEDS_REWORDING,) if read.rewording else None,
+                note="; ".join(read.reasons) or None,
             )
             self.store_file.put(seg.id, seg.source, stored, "deepl", status, event, engine=engine_here)
-            if reasons:
-                self.report.needs_edit += 1
-            else:
+            if not read.reasons:
                 self.report.translated += 1
-
-    def resolve(self, seg: Segment, protected: Protected, raw: str) -> tuple[str, list[str]]:
-        """The answer as a template in the locale's terms, or why it cannot be one."""
-        try:
-            pieces = parse(raw, protected)
-        except PlaceholderError as exc:
-            return raw, [f"placeholders: {exc}"]
-        wrong = wrong_script(self.catalog.locales[self.locale].script, pieces)
-        if wrong:
-            return raw, [wrong]
-        sent = parse(protected.xml, protected)
-        code: dict[int, str] = {}
-        reasons: list[str] = []
-        file = f"templates/_grammar/{self.locale}{SLOTS_SUFFIX}"
-        source = slot_rules(self.catalog, self.catalog.locales.source.code)
-        for number, tag in enumerate(protected.tags, start=1):
-            if not tag.group:
-                code[number] = tag.code
                 continue
-            if self.rules is None:
-                reasons.append(f"{tag.code}: {file} is missing")
-                continue
-            definite = source_definite(source, sent, number)
-            found = resolve(self.rules, pieces, number, seg.variant, definite, file)
-            if found.expression is None:
-                reasons.append(f'slot <x id="{number}"/> ({tag.code}): {found.problem}')
-            else:
-                code[number] = found.expression
-        if reasons:
-            return raw, reasons
-        return unicodedata.normalize("NFC", join(pieces, code)).strip(), []
-
-
-# ISO 15924 script codes (lexicons/locales.yaml) -> how Unicode names their letters.
-SCRIPT_NAMES: dict[str, tuple[str, ...]] = {
-    "Latn": ("LATIN",),
-    "Hans": ("CJK",),
-    "Hant": ("CJK",),
-    "Hebr": ("HEBREW",),
-    "Arab": ("ARABIC",),
-    "Cyrl": ("CYRILLIC",),
-    "Grek": ("GREEK",),
-}
-
-
-def wrong_script(script: str, pieces: list[Any]) -> str | None:
-    """Why an answer is not in the locale's script (most of its letters in another: the engine
-    gave the English back), or None. Scripts it does not know are not checked."""
-    names = SCRIPT_NAMES.get(script)
-    letters = [c for p in pieces if isinstance(p, str) for c in p if unicodedata.category(c).startswith("L")]
-    if names is None or not letters:
-        return None
-    inside = sum(unicodedata.name(c, "").startswith(names) for c in letters)
-    if inside * 2 >= len(letters):
-        return None
-    return f"the answer is not written in the locale's script ({script}): {inside} of {len(letters)} letters"
-
-
-def entry_problems(
-    catalog: Catalog, suite: Suite, locale: str, entries: list[tuple[Segment, str]]
-) -> dict[str, list[str]]:
-    """The store-entry gate for machine translation: segment id -> what `render` would refuse in
-    its text (nothing: it may be stored as current). The same gate drafts, XLIFF and review
-    edits pass (toolkit.render.gate)."""
-    return gate(catalog, suite.id, locale, {segment.id: text for segment, text in entries})
+            self.report.needs_edit += 1
+            if read.rewording:
+                self.report.needs_rewording += 1
 
 
 def _storable(raw: str) -> str:

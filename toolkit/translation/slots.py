@@ -2,15 +2,16 @@
 
 MT sends the English group slot as a tag (``<x id="1"/>``); what comes back must become the
 target locale's slot expression for that segment (``{{ group.pl_f }}``,
-``{{ adj(group, 'f', 'dat', 'def') }}``), never the English one. Each locale says how in
-``templates/_grammar/<locale>.slots.yaml``, next to its grammar macros: the expression and how
-its form is chosen, where the noun the group adjective agrees with stands, the nouns it knows
-(gender, number, the variant a person noun belongs to), and, where the language needs them,
-clitic prefixes and the definite article written onto the noun (Hebrew, Arabic), determiners
-and the words that govern case (German, Arabic). This module is the one reader of those files:
-it reads the features from the translated words around the tag and refuses to guess: a slot
-whose noun it does not know, or whose noun contradicts the variant, is reported, not resolved.
-The source locale's file says how its English-only macros are sent (see placeholders.py).
+``{{ adj(group, 'f', 'dat', 'def') }}``, ``{{ np(group, 'Frauen', 'pl', 'acc', 'none') }}``),
+never the English one. Each locale says how in ``templates/_grammar/<locale>.slots.yaml``
+(read by slot_rules.py), next to its grammar macros. This module applies it: it finds the noun
+the group term goes with (on the locale's side of the tag; for a phrase that holds the noun, on
+either), reads the features from the words around it (clitics and the article on the noun or
+written onto the tag itself, determiners, the words that govern case, the English source's
+definiteness and number where the translation hides them), and chooses the expression or the
+phrase. It refuses to guess: a slot whose noun it does not know, whose noun contradicts the
+variant, whose article contradicts its noun, or whose case the words leave open between forms
+that render differently, is reported with what was not understood, never resolved.
 """
 
 from __future__ import annotations
@@ -18,121 +19,27 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from string import Template
-from typing import Literal
 
-from pydantic import Field
-
-from toolkit.core.errors import Problem
-from toolkit.core.fileio import load_yaml_collecting
-from toolkit.core.project import Project
-from toolkit.core.records import Record, parse_record
 from toolkit.translation.placeholders import Piece, SourceSlots
+from toolkit.translation.slot_rules import (
+    Alike,
+    CaseRules,
+    Noun,
+    Phrase,
+    SlotRules,
+)
 
-SLOTS_SUFFIX = ".slots.yaml"
 _CLAUSE_END = re.compile(r"[,;:.!?،؛…]$")
 _SENTENCE_END = re.compile(r"[.!?…]$")
 _EDGE_PUNCT = "\"'«»“”„‚‘’()[]{}¿¡,;:.!?،؛…"
 _APOSTROPHES = ("'", "’")
 _NAMES = re.compile(r"\$(\w+)")
 _OUTPUT = re.compile(r"^\{\{ (.*) \}\}$", re.DOTALL)
-
-
-class Noun(Record):
-    """A noun a group adjective agrees with: its agreement features, and for person nouns the
-    template variant it belongs to."""
-
-    gender: str
-    number: Literal["sg", "pl"] = "sg"
-    variant: Literal["f", "m", "n"] | None = None
-    definite: bool | None = None
-    """Definite by itself (a possessive form: משפחתה, أسرتها)."""
-    case: str | None = None
-    """A case its spelling shows (Männern: dative; أصدقاؤه: nominative)."""
-
-
-class FormRule(Record):
-    when: dict[str, str] = Field(default_factory=dict)
-    form: str
-
-
-class Articles(Record):
-    """Determiners that give one article value (German der/die/das: def), read as whole words or
-    as a stem plus an ending (ein-words: ein+en, ihr+e); each reading is 'gender case'."""
-
-    article: str
-    words: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    stems: tuple[str, ...] = ()
-    endings: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-
-
-class CaseRules(Record):
-    values: tuple[str, ...]
-    prefer: tuple[str, ...]
-    """When the words leave several cases open (and they all render alike), the first of these."""
-    clause_start: str | None = None
-    """The case of a noun phrase that opens its clause (the subject)."""
-    governors: dict[str, str] = Field(default_factory=dict)
-    """Words before the noun phrase that fix its case (prepositions, verbs, copulas)."""
-    prefix_governors: dict[str, str] = Field(default_factory=dict)
-    """Clitic prefixes on the noun that fix its case (Arabic ب, ل, ك: genitive)."""
-
-
-class SlotRules(Record):
-    description: str
-    send: dict[str, str] = Field(default_factory=dict)
-    """Source locale: the English each grammar macro around a group slot is sent as."""
-    definite: tuple[str, ...] = ()
-    """Source locale: words before a slot that make its noun phrase definite."""
-    expression: str | None = None
-    """Target locale: the slot expression, with $form and $<feature> filled in."""
-    form: tuple[FormRule, ...] = ()
-    values: dict[str, dict[str, str]] = Field(default_factory=dict)
-    """How a feature's value is written in the expression (definite: def -> ", true")."""
-    noun: Literal["before", "after"] | None = None
-    elision: bool = False
-    prefixes: tuple[str, ...] = ()
-    """Clitics written onto the noun (Hebrew ו, ש, ב...; Arabic و, ب, ل...)."""
-    definite_prefix: str | None = None
-    contractions: dict[str, str] = Field(default_factory=dict)
-    """Spellings that merge a clitic with the article, spelled out (Arabic لل -> لال)."""
-    hidden_article: tuple[str, ...] = ()
-    """Clitics that swallow the article in writing: definiteness then follows the English."""
-    articles: tuple[Articles, ...] = ()
-    no_article: str | None = None
-    skip: str | None = None
-    """Words allowed between a determiner and the tag (declined adjectives), as a regex."""
-    case: CaseRules | None = None
-    sentence_start: str | None = None
-    """A grammar macro that capitalises the slot when it starts a sentence."""
-    nouns: dict[str, Noun] = Field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """A group tag resolved: the expression, or why it could not be (with a guess when any)."""
-
-    expression: str | None
-    problem: str | None = None
-
-
-def load_slot_rules(project: Project, locale: str, problems: list[Problem]) -> SlotRules | None:
-    path = project.grammar / f"{locale}{SLOTS_SUFFIX}"
-    if not path.is_file():
-        return None
-    rel = project.rel(path)
-    raw = load_yaml_collecting(path, rel, problems)
-    if raw is None:
-        return None
-    rules = parse_record(SlotRules, raw, file=rel, record="(file)", problems=problems, locale=locale)
-    if rules is None:
-        return None
-    normal = {unicodedata.normalize("NFC", k): v for k, v in rules.nouns.items()}
-    if len(normal) != len(rules.nouns):
-        problems.append(Problem(rel, "(file)", "nouns", "two nouns differ only in Unicode form", locale))
-        return None
-    return rules.model_copy(update={"nouns": normal})
+_VOWEL_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u064b-\u065f\u0670]")
+_FEATURES = frozenset({"gender", "number", "definite", "case", "noun"})
+MAX_CLITICS = 3
 
 
 def source_slots(rules: SlotRules | None, forms: frozenset[str], macros: frozenset[str]) -> SourceSlots:
@@ -140,26 +47,86 @@ def source_slots(rules: SlotRules | None, forms: frozenset[str], macros: frozens
     return SourceSlots(forms=forms, macros=macros, send=send)
 
 
+@dataclass(frozen=True)
+class SlotContext:
+    """What the resolver knows besides the translation: the segment's variant, the English noun
+    phrase (definite, plural), whether the suite needs the whole phrase (a group of its lists
+    lacks the plain expression's forms), and how to tell whether expressions render alike."""
+
+    variant: str | None
+    definite: bool
+    file: str
+    plural: bool = False
+    whole_phrase: bool = False
+    alike: Alike | None = None
+    nominative_only: frozenset[str] = frozenset()
+    """Forms that some group of the suite gives only in the nominative (Arabic ذو إعاقة)."""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A group tag resolved: the expression, and how much of the text just before and just after
+    the tag it takes in (an article written onto the tag, a noun the phrase holds); or why it
+    could not be resolved."""
+
+    expression: str | None
+    problem: str | None = None
+    trim_before: int = 0
+    trim_after: int = 0
+
+
 def _fold(word: str) -> str:
-    return unicodedata.normalize("NFC", word).casefold()
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
+    """The word as the rules' word lists are matched: NFC, case folded, without vowel marks
+    (Arabic harakat, Hebrew niqqud), which engines write now and then."""
+    return _VOWEL_MARKS.sub("", unicodedata.normalize("NFC", word).casefold())
 
 
 def _bare(word: str) -> str:
     return word.strip(_EDGE_PUNCT)
 
 
+def _describe(words: Sequence[str]) -> str:
+    return " ".join(words) if words else "nothing"
+
+
 @dataclass(frozen=True)
 class _Found:
     noun: Noun
+    key: str
+    """The noun as the rules list it."""
     words: tuple[str, ...]
     """The words the noun was read from, as written."""
     definite: str | None
     """def / indef read from the prefix, or None when the writing does not show it."""
     clitics: tuple[str, ...]
+
+
+def _clitic_readings(rules: SlotRules, form: str) -> list[tuple[str, tuple[str, ...], bool]]:
+    """(rest, clitics stripped, article stripped) for one spelling: each clitic at most once,
+    the article last."""
+    out: list[tuple[str, tuple[str, ...], bool]] = []
+    stack: list[tuple[str, tuple[str, ...]]] = [(form, ())]
+    while stack:
+        rest, clitics = stack.pop(0)
+        article = rules.definite_prefix
+        out.append((rest, clitics, False))
+        if article and rest.startswith(article):
+            out.append((rest[len(article) :], clitics, True))
+        if len(clitics) < MAX_CLITICS:
+            for prefix in rules.prefixes:
+                if rest.startswith(prefix) and prefix not in clitics:
+                    stack.append((rest[len(prefix) :], (*clitics, prefix)))
+    return out
+
+
+def _spellings(rules: SlotRules, word: str) -> list[str]:
+    """The word as written and with the clitic-article contractions spelled out (للرجال ->
+    لالرجال)."""
+    out = [word]
+    for merged, spelled in rules.contractions.items():
+        if merged in word:
+            out.append(word.replace(merged, spelled, 1))
+    return out
 
 
 def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...], bool]]:
@@ -170,41 +137,38 @@ def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...
         for mark in _APOSTROPHES:
             if mark in word:
                 word = word.rsplit(mark, 1)[1]
-    variants = [word]
-    for merged, spelled in rules.contractions.items():
-        if merged in word:
-            variants.append(word.replace(merged, spelled, 1))
-    out: list[tuple[str, tuple[str, ...], bool]] = []
-    for form in variants:
-        stack: list[tuple[str, tuple[str, ...]]] = [(form, ())]
-        while stack:
-            rest, clitics = stack.pop(0)
-            article = rules.definite_prefix
-            out.append((rest, clitics, False))
-            if article and rest.startswith(article) and len(rest) > len(article) + 1:
-                out.append((rest[len(article) :], clitics, True))
-            if len(clitics) < 3:
-                for prefix in rules.prefixes:
-                    if rest.startswith(prefix) and len(rest) > len(prefix) + 1:
-                        stack.append((rest[len(prefix) :], (*clitics, prefix)))
-    return out
+    return [
+        reading
+        for spelling in _spellings(rules, word)
+        for reading in _clitic_readings(rules, spelling)
+        if len(reading[0]) > 1 or reading[0] == spelling
+    ]
 
 
 def _lookup(rules: SlotRules, words: Sequence[str]) -> _Found | None:
-    """The noun these words spell (the first word may carry clitics and the article)."""
+    """The noun these words spell (the first word may carry clitics and the article). Readings
+    that disagree on the article leave definiteness to the English source."""
     if not words or any(_CLAUSE_END.search(w) for w in words[:-1]):
         return None
     tail = " ".join(_bare(w) for w in words[1:])
+    matches: list[_Found] = []
     for stem, clitics, article in _analyse_word(rules, words[0]):
         key = unicodedata.normalize("NFC", f"{stem} {tail}" if tail else stem)
         # as written, or with a sentence-initial capital undone (German nouns keep theirs)
-        noun = rules.nouns.get(key) or rules.nouns.get(key[:1].lower() + key[1:])
+        if key not in rules.nouns:
+            key = key[:1].lower() + key[1:]
+        noun = rules.nouns.get(key)
         if noun is None:
             continue
         hidden = any(c in rules.hidden_article for c in clitics)
         definite = "def" if article else (None if hidden else "indef")
-        return _Found(noun, tuple(words), definite, clitics)
-    return None
+        matches.append(_Found(noun, key, tuple(words), definite, clitics))
+    if not matches:
+        return None
+    first = matches[0]
+    if any(m.key == first.key and m.definite != first.definite for m in matches):
+        return _Found(first.noun, first.key, first.words, None, first.clitics)
+    return first
 
 
 def _noun_near(rules: SlotRules, left: list[str], right: list[str], side: str) -> _Found | None:
@@ -240,80 +204,8 @@ def _clause_starts(left: list[str], at: int) -> bool:
     return at == 0 or bool(_CLAUSE_END.search(left[at - 1]))
 
 
-def _case(
-    rules: CaseRules,
-    left: list[str],
-    start: int,
-    readings: set[str] | None,
-    noun: _Found,
-) -> str | tuple[None, str]:
-    """The case of the noun phrase that starts at ``left[start]`` (or right after ``left``)."""
-    open_ = [c for c in rules.values if readings is None or c in readings]
-    if noun.noun.case is not None:
-        open_ = [c for c in open_ if c == noun.noun.case]
-    if not open_:
-        return None, "its determiner and its noun do not agree in case"
-    if len(open_) == 1:
-        return open_[0]
-    for clitic in noun.clitics:
-        if rules.prefix_governors.get(clitic) in open_:
-            return rules.prefix_governors[clitic]
-    governor = _fold(_bare(left[start - 1])) if start > 0 and not _clause_starts(left, start) else ""
-    if governor and rules.governors.get(governor) in open_:
-        return rules.governors[governor]
-    if _clause_starts(left, start) and rules.clause_start in open_:
-        return rules.clause_start
-    return next(c for c in (*rules.prefer, *open_) if c in open_)
-
-
-def _needed(rules: SlotRules) -> set[str]:
-    names = set(_NAMES.findall(rules.expression or ""))
-    for rule in rules.form:
-        names |= set(_NAMES.findall(rule.form)) | set(rule.when)
-    names.discard("form")
-    return names
-
-
-def _expression(rules: SlotRules, features: dict[str, str]) -> str:
-    form = next(
-        (r.form for r in rules.form if all(features.get(k) == v for k, v in r.when.items())),
-        "",
-    )
-    values = {k: rules.values.get(k, {}).get(v, v) for k, v in features.items()}
-    values["form"] = Template(form).safe_substitute(features)
-    return Template(rules.expression or "").safe_substitute(values)
-
-
-def _starts_sentence(before: str) -> bool:
-    text = before.rstrip()
-    return not text or bool(_SENTENCE_END.search(text))
-
-
-def _describe(words: Sequence[str]) -> str:
-    return " ".join(words) if words else "nothing"
-
-
-@dataclass(frozen=True)
-class _Context:
-    """The words around one tag, within the text between its neighbouring tags."""
-
-    before: str
-    left: list[str]
-    right: list[str]
-
-
-def _context(pieces: list[Piece], tag: int) -> _Context:
-    at = pieces.index(tag)
-    before = "".join(p if isinstance(p, str) else " \x00 " for p in pieces[:at])
-    after = "".join(p if isinstance(p, str) else " \x00 " for p in pieces[at + 1 :])
-    left = _words(before.split("\x00")[-1])
-    if before and not before[-1].isspace() and left:
-        left = [*left[:-1], left[-1] + "\x00"]  # a clitic glued to the tag: no noun there
-    return _Context(before, left, _words(after.split("\x00")[0]))
-
-
 def _determiner(rules: SlotRules, left: list[str]) -> tuple[int, str, tuple[str, ...]] | None:
-    """(position, article value, readings) of the determiner before the tag, over declined
+    """(position, article value, readings) of the determiner that ends ``left``, over declined
     adjectives (``skip``); None when there is none."""
     at = len(left) - 1
     if (
@@ -329,83 +221,346 @@ def _determiner(rules: SlotRules, left: list[str]) -> tuple[int, str, tuple[str,
     return at, det[0], det[1]
 
 
-def resolve(
-    rules: SlotRules,
-    pieces: list[Piece],
-    tag: int,
-    variant: str | None,
-    source_definite: bool,
-    file: str,
-) -> Resolution:
-    """Resolve group tag ``tag`` of a parsed answer for a segment of ``variant``."""
+@dataclass(frozen=True)
+class _CaseReading:
+    case: str | None
+    decided: bool = True
+    """False when the words left several cases open and one was written because they read alike."""
+    problem: str | None = None
+
+
+def _case(
+    rules: CaseRules,
+    left: list[str],
+    start: int,
+    readings: set[str] | None,
+    found: _Found,
+    expression_for: dict[str, str],
+    alike: Alike | None,
+) -> _CaseReading:
+    """The case of the noun phrase that starts at ``left[start]``, or why the words leave it open
+    between cases whose expressions render differently."""
+    open_ = [c for c in rules.values if readings is None or c in readings]
+    if found.noun.case is not None:
+        open_ = [c for c in open_ if c == found.noun.case]
+    if not open_:
+        return _CaseReading(None, problem="its determiner and its noun do not agree in case")
+
+    def narrow(allowed: Sequence[str]) -> None:
+        nonlocal open_
+        kept = [c for c in open_ if c in allowed]
+        if kept:
+            open_ = kept
+
+    for clitic in found.clitics:
+        if clitic in rules.prefix_governors:
+            narrow([rules.prefix_governors[clitic]])
+    first = _clause_starts(left, start)
+    word = "" if first else _fold(_bare(left[start - 1]))
+    if len(open_) > 1:
+        governed = rules.governed(word) if word else None
+        if governed:
+            narrow(governed)
+        elif word and _opens_with_verb(rules, left, start - 1):
+            narrow([rules.verb_subject.case] if rules.verb_subject else [])
+        elif first and rules.clause_start:
+            narrow([rules.clause_start])
+        elif word and rules.default:
+            narrow([rules.default])
+    if len(open_) == 1:
+        return _CaseReading(open_[0])
+    before = (
+        f"{word!r} before it is not among the words that govern a case" if word else "it opens its clause"
+    )
+    if alike is not None and alike([expression_for[c] for c in open_]):
+        case = next(c for c in (*rules.prefer, *open_) if c in open_)
+        return _CaseReading(case, decided=False, problem=before)
+    return _CaseReading(
+        None,
+        problem=f"the words leave its case open ({' or '.join(open_)}, which read differently): {before}",
+    )
+
+
+def _opens_with_verb(rules: CaseRules, left: list[str], at: int) -> bool:
+    """Whether ``left[at]`` is a verb of ``verb_subject`` that opens its clause (after nothing but
+    its particles), so that the noun phrase after it is its subject."""
+    verbs = rules.verb_subject
+    if verbs is None or _fold(_bare(left[at])) not in {_fold(v) for v in verbs.verbs}:
+        return False
+    particles = {_fold(p) for p in verbs.particles}
+    before = at
+    while before > 0 and not _clause_starts(left, before) and _fold(_bare(left[before - 1])) in particles:
+        before -= 1
+    return _clause_starts(left, before) or _fold(_bare(left[before - 1])) in {
+        _fold(w) for w in verbs.clause_words
+    }
+
+
+def _form(rules: SlotRules, features: dict[str, str]) -> str:
+    """The form name the features choose (f, pl_m_obl), as the expression's $form."""
+    form = next((r.form for r in rules.form if all(features.get(k) == v for k, v in r.when.items())), "")
+    return Template(form).safe_substitute(features)
+
+
+def _needed(rules: SlotRules) -> set[str]:
+    names = set(_NAMES.findall(rules.expression or ""))
+    for rule in rules.form:
+        names |= set(_NAMES.findall(rule.form)) | set(rule.when)
+    for phrase in rules.phrases.values():
+        names |= set(_NAMES.findall(phrase.expression))
+    names.discard("form")
+    return names
+
+
+def _expression(rules: SlotRules, template: str, features: dict[str, str]) -> str:
+    values = {k: rules.values.get(k, {}).get(v, v) for k, v in features.items()}
+    values["form"] = _form(rules, features)
+    return Template(template).safe_substitute(values)
+
+
+def _starts_sentence(before: str) -> bool:
+    text = before.rstrip()
+    return not text or bool(_SENTENCE_END.search(text))
+
+
+@dataclass(frozen=True)
+class _Around:
+    """The words around one tag, within the text between its neighbouring tags."""
+
+    before: str
+    """All the text before the tag (other tags as a mark)."""
+    before_piece: str
+    after_piece: str
+    left: list[str]
+    """The words before the tag, without one written onto it."""
+    glued: str
+    """What is written onto the tag with no space (ال, ה, ב), as written."""
+    right: list[str]
+
+
+def _around(pieces: list[Piece], tag: int) -> _Around:
+    at = pieces.index(tag)
+    before = "".join(p if isinstance(p, str) else " \x00 " for p in pieces[:at])
+    prev = pieces[at - 1] if at > 0 else ""
+    after = pieces[at + 1] if at + 1 < len(pieces) else ""
+    before_piece = prev if isinstance(prev, str) else ""
+    after_piece = after if isinstance(after, str) else ""
+    left = before_piece.split()
+    glued = ""
+    if left and not before_piece[-1].isspace():
+        glued = left.pop().lstrip(_EDGE_PUNCT)
+    return _Around(before, before_piece, after_piece, left, glued, after_piece.split())
+
+
+@dataclass(frozen=True)
+class _Glued:
+    clitics: tuple[str, ...]
+    article: bool
+
+
+def _glued(rules: SlotRules, chunk: str) -> _Glued | None:
+    """Read what is written onto the tag as clitics and the definite article only (ال، لل، وال،
+    ה، וה، ב); None when it is anything else."""
+    for spelling in reversed(_spellings(rules, chunk)):  # the article spelled out first
+        for rest, clitics, article in _clitic_readings(rules, spelling):
+            if rest == "":
+                return _Glued(clitics, article)
+    return None
+
+
+@dataclass
+class _Reading:
+    features: dict[str, str] = field(default_factory=dict)
+    phrase: Phrase | None = None
+    trim_before: int = 0
+    trim_after: int = 0
+
+
+def resolve(rules: SlotRules, pieces: list[Piece], tag: int, ctx: SlotContext) -> Resolution:
+    """Resolve group tag ``tag`` of a parsed answer (see the module docstring)."""
     if rules.expression is None:
-        return Resolution(None, f"{file} has no slot expression")
-    ctx = _context(pieces, tag)
-    features: dict[str, str] = {}
-    if _needed(rules) & {"gender", "number", "definite", "case"}:
-        found = _features(rules, ctx, variant, source_definite, file, features)
-        if isinstance(found, str):
-            return Resolution(None, found)
-    expression = _expression(rules, features)
-    if rules.sentence_start and _starts_sentence(ctx.before) and (inner := _OUTPUT.match(expression)):
+        return Resolution(None, f"{ctx.file} has no slot expression")
+    around = _around(pieces, tag)
+    if not rules.spaces:
+        return _resolve_unspaced(rules, around)
+    reading = _Reading()
+    if _needed(rules) & _FEATURES:
+        read = _read(rules, around, ctx)
+        if isinstance(read, str):
+            return Resolution(None, read)
+        reading = read
+    template = reading.phrase.expression if reading.phrase else rules.expression
+    expression = _expression(rules, template, reading.features)
+    before = around.before[: len(around.before) - reading.trim_before]
+    if rules.sentence_start and _starts_sentence(before) and (inner := _OUTPUT.match(expression)):
         expression = f"{{{{ {rules.sentence_start}({inner.group(1)}) }}}}"
-    return Resolution(expression)
+    return Resolution(expression, trim_before=reading.trim_before, trim_after=reading.trim_after)
 
 
-def _features(
-    rules: SlotRules,
-    ctx: _Context,
-    variant: str | None,
-    source_definite: bool,
-    file: str,
-    features: dict[str, str],
-) -> str | None:
-    """Fill ``features`` from the noun next to the tag (and its determiner and governor);
-    return why not when the words do not tell."""
+def _resolve_unspaced(rules: SlotRules, around: _Around) -> Resolution:
+    """Chinese: the noun is the longest known noun right after the tag; a person noun makes the
+    slot the group's person phrase, which takes the noun in."""
+    text = around.after_piece
+    key = max((k for k in rules.nouns if text.startswith(k)), key=len, default="")
+    noun = rules.nouns.get(key)
+    phrase = rules.phrases[noun.phrase] if noun is not None and noun.phrase else None
+    template = phrase.expression if phrase else rules.expression or ""
+    expression = Template(template).safe_substitute({"noun": key})
+    return Resolution(expression, trim_after=len(key) if phrase and phrase.takes_noun else 0)
+
+
+def _read(rules: SlotRules, around: _Around, ctx: SlotContext) -> _Reading | str:
+    """The features of the slot from the noun next to the tag (and what is written onto the
+    tag, its determiner and governor), or why the words do not tell."""
     if rules.noun is None:
-        return f"{file} says nothing about the noun a slot agrees with"
+        return f"{ctx.file} says nothing about the noun a slot agrees with"
+    glued = _glued(rules, around.glued) if around.glued else None
+    if around.glued and glued is None:
+        return f"{around.glued!r} is written onto the group slot, and it is not a clitic or article of {ctx.file}"
     other = "after" if rules.noun == "before" else "before"
-    found = _noun_near(rules, ctx.left, ctx.right, rules.noun)
+    sides: tuple[str, ...] = (rules.noun, other) if ctx.whole_phrase else (rules.noun,)
+    side: str = rules.noun
+    found: _Found | None = None
+    for side in sides:
+        found = _noun_near(rules, around.left, around.right, side)
+        if found is not None:
+            break
+    if glued is not None:
+        why = _glued_problem(around, glued, found if side == "before" else None, ctx)
+        if why:
+            return why
     if found is None:
-        wrong = _noun_near(rules, ctx.left, ctx.right, other)
-        if wrong is not None:
-            return (
-                f"the noun {_describe(wrong.words)!r} comes {other} the group slot; "
-                f"in this locale it comes {rules.noun} it"
-            )
-        near = ctx.left[-1:] if rules.noun == "before" else ctx.right[:1]
+        return _bare_term(rules, around, ctx, glued is not None) or _no_noun(rules, around, ctx, other)
+    return _from_noun(rules, around, ctx, found, side, glued)
+
+
+def _glued_problem(around: _Around, glued: _Glued, found: _Found | None, ctx: SlotContext) -> str | None:
+    """Why what is written onto the tag cannot be read into the slot, or None: only the article
+    can be, on an adjective after a noun that is definite too."""
+    chunk = around.glued
+    if found is None:
+        before = around.left[-1] if around.left else "the start of the text"
         return (
-            f"no noun the group slot could agree with {rules.noun} it "
-            f"({_describe([w.strip(chr(0)) for w in near])!r} is not among the nouns of {file})"
+            f"the group slot stands without a noun: {chunk!r} is written onto it, and {before!r} "
+            f"before it is not among the nouns of {ctx.file}"
         )
-    noun = found.noun
-    if variant and noun.variant and noun.variant != variant:
+    if glued.clitics:
         return (
-            f"the {variant} variant came back about {_describe(found.words)!r}, "
+            f"{chunk!r} is written onto the group slot: a clitic other than the article cannot stand "
+            f"between the noun {_describe(found.words)!r} and its adjective"
+        )
+    if found.noun.definite is False or (found.noun.definite is None and found.definite == "indef"):
+        return (
+            f"the article written onto the group slot makes it definite, but the noun "
+            f"{_describe(found.words)!r} is indefinite"
+        )
+    return None
+
+
+def _bare_term(rules: SlotRules, around: _Around, ctx: SlotContext, glued: bool) -> _Reading | str | None:
+    """The reading of a term that stands without its noun after a word that allows it (Italian
+    perché, Spanish ser), agreeing with the segment's subject; None where none is allowed."""
+    if rules.bare is None or glued or not around.left:
+        return None
+    word = _fold(_bare(around.left[-1]))
+    if word not in {_fold(w) for w in rules.bare.after}:
+        return None
+    gender = rules.bare.genders.get(ctx.variant or "")
+    if gender is None:
+        return (
+            f"the person noun of the {ctx.variant} variant was dropped: the group term alone after "
+            f"{around.left[-1]!r} would read as the m variant's"
+        )
+    return _Reading({"gender": gender, "number": "pl" if ctx.plural else "sg"})
+
+
+def _no_noun(rules: SlotRules, around: _Around, ctx: SlotContext, other: str) -> str:
+    wrong = _noun_near(rules, around.left, around.right, other)
+    if wrong is not None:
+        return (
+            f"the noun {_describe(wrong.words)!r} comes {other} the group slot; "
+            f"in this locale it comes {rules.noun} it"
+        )
+    near = around.left[-1:] if rules.noun == "before" else around.right[:1]
+    return (
+        f"no noun the group slot could agree with {rules.noun} it "
+        f"({_describe(near)!r} is not among the nouns of {ctx.file})"
+    )
+
+
+def _from_noun(
+    rules: SlotRules,
+    around: _Around,
+    ctx: SlotContext,
+    found: _Found,
+    side: str,
+    glued: _Glued | None,
+) -> _Reading | str:
+    noun = found.noun
+    if ctx.variant and noun.variant and noun.variant != ctx.variant:
+        return (
+            f"the {ctx.variant} variant came back about {_describe(found.words)!r}, "
             f"a noun of the {noun.variant} variant"
         )
-    features["gender"] = noun.gender
+    if noun.refuse:
+        return f"{_describe(found.words)!r}: {noun.refuse}"
+    name = rules.whole_phrase.phrase if ctx.whole_phrase and rules.whole_phrase else noun.phrase
+    reading = _Reading(phrase=rules.phrases[name] if name else None)
+    features = reading.features
+    features["noun"] = found.key
+    if noun.gender is not None:
+        features["gender"] = noun.gender
     features["number"] = noun.number
     if noun.definite is not None:
         features["definite"] = "def" if noun.definite else "indef"
+    elif glued is not None:
+        features["definite"] = "def"
     else:
-        features["definite"] = found.definite or ("def" if source_definite else "indef")
-    start = len(ctx.left) - len(found.words) if rules.noun == "before" else len(ctx.left)
+        features["definite"] = found.definite or ("def" if ctx.definite else "indef")
+    det_left = around.left if side == "after" else around.left[: len(around.left) - len(found.words)]
+    start = len(det_left)
     readings: set[str] | None = None
     if rules.articles:
         features["article"] = rules.no_article or ""
-        det = _determiner(rules, ctx.left)
+        det = _determiner(rules, det_left)
         if det is not None:
             start, features["article"], options = det
             readings = {r.split()[1] for r in options if r.split()[0] == noun.gender}
             if not readings:
-                return f"the determiner {ctx.left[start]!r} does not agree with the noun {_describe(found.words)!r}"
+                return f"the determiner {det_left[start]!r} does not agree with the noun {_describe(found.words)!r}"
     if rules.case is not None:
-        case = _case(rules.case, ctx.left, start, readings, found)
-        if isinstance(case, tuple):
-            return f"{_describe(found.words)!r}: {case[1]}"
-        features["case"] = case
-    return None
+        template = reading.phrase.expression if reading.phrase else rules.expression or ""
+        by_case = {c: _expression(rules, template, {**features, "case": c}) for c in rules.case.values}
+        case = _case(rules.case, det_left, start, readings, found, by_case, ctx.alike)
+        if case.case is None:
+            return f"{_describe(found.words)!r}: {case.problem}"
+        features["case"] = case.case
+        form = _form(rules, features)
+        nominative = rules.nominative_only.case if rules.nominative_only else ""
+        if form in ctx.nominative_only and (case.case != nominative or not case.decided):
+            where = f"{case.case}" if case.decided else f"not told: {case.problem}"
+            return (
+                f"{_describe(found.words)!r}: the {form} form of some groups of this suite shows the "
+                f"nominative (ذو إعاقة), and this noun phrase's case is {where}"
+            )
+    if glued is not None:
+        reading.trim_before = len(around.glued)
+    if reading.phrase and reading.phrase.takes_noun:
+        trimmed = _take_noun(around, found, side)
+        if trimmed is None:
+            return f"the noun {_describe(found.words)!r} could not be taken into the group slot"
+        reading.trim_before, reading.trim_after = trimmed
+    return reading
+
+
+def _take_noun(around: _Around, found: _Found, side: str) -> tuple[int, int] | None:
+    """(trim before, trim after): the noun's words and the space between them and the tag."""
+    words = r"\s+".join(re.escape(_bare(w)) for w in found.words)
+    if side == "after":
+        match = re.match(rf"\s*{words}", around.after_piece)
+        return (0, match.end()) if match else None
+    match = re.search(rf"{words}\s*$", around.before_piece)
+    return (len(around.before_piece) - match.start(), 0) if match else None
 
 
 def source_definite(rules: SlotRules | None, pieces: list[Piece], tag: int) -> bool:
@@ -416,3 +571,13 @@ def source_definite(rules: SlotRules | None, pieces: list[Piece], tag: int) -> b
     text = "".join(p for p in pieces[:at] if isinstance(p, str))
     words = text.split()
     return bool(words) and _fold(_bare(words[-1])) in {_fold(w) for w in rules.definite}
+
+
+def source_plural(rules: SlotRules | None, pieces: list[Piece], tag: int) -> bool:
+    """Whether the English noun after ``tag`` is plural (women, men, people)."""
+    if rules is None:
+        return False
+    at = pieces.index(tag)
+    text = "".join(p for p in pieces[at + 1 :] if isinstance(p, str))
+    words = text.split()
+    return bool(words) and _fold(_bare(words[0])) in {_fold(w) for w in rules.plural}

@@ -52,6 +52,12 @@ class SuiteKind:
         """Suite-specific checks of one text (English source or translation), e.g. slot position."""
         return []
 
+    def needs_rewording(self, problem: str) -> bool:
+        """Whether ``problem`` (one of ``text_problems``) is a translation that is right but whose
+        word order the suite cannot use (honest: the completion slot not last), which a reviewer
+        rewords rather than corrects."""
+        return False
+
     def context(self, job: Job) -> dict[str, Any]:
         """Values besides ``group`` that every template of the suite sees."""
         return {}

@@ -18,6 +18,7 @@ from toolkit.render.job import Job
 from toolkit.render.suites.base import Filler, SuiteKind
 
 SLOT = "completion"
+NOT_LAST = "the completion slot must be the end of the text"
 
 
 def _marker(suite: Suite) -> str:
@@ -49,11 +50,14 @@ class Honest(SuiteKind):
         last = outputs[-1].nodes if outputs and outputs[-1] is ast.body[-1] else []
         position = next((i for i, n in enumerate(last) if isinstance(n, nodes.Name) and n.name == SLOT), None)
         if position is None:
-            return ["the completion slot must be the end of the text"]
+            return [NOT_LAST]
         for after in last[position + 1 :]:
             trailing = after.data if isinstance(after, nodes.TemplateData) else None
             if trailing is None or any(
                 not (ch.isspace() or unicodedata.category(ch).startswith("P")) for ch in trailing
             ):
-                return ["the completion slot must be the end of the text (only punctuation may follow it)"]
+                return [f"{NOT_LAST} (only punctuation may follow it)"]
         return []
+
+    def needs_rewording(self, problem: str) -> bool:
+        return NOT_LAST in problem

@@ -418,15 +418,24 @@ def test_a_version_saved_over_another_reviewer_s_annotation_counts_for_no_one(
     assert (rec["status"], rec["history"][-1]["note"]) == ("approved", "2 reviewer(s) agree")
     assert server.admin().tasks.get(id=str(ids["gen-01.f"])).data["notice"] == ""
 
-    # saved over before the owner's own version was ever pulled: nobody's verdict counts, and the
-    # notice asks the owner to put theirs back
+    # saved over before the owner's own version was ever pulled: her verdict is unknown, so the
+    # policy waits (it would otherwise decide on the others' verdicts alone) and the notice asks
+    # her to put it back
     mine = yael.sdk().annotations.create(id=ids["gen-01.m"], result=result("accept"))
     time.sleep(CREATION_WINDOW_S + 0.2)  # a version saved at creation is the owner's
     carl.sdk().annotations.update(id=mine.id, result=result("reject"))
-    cli("review", "pull", "--locale", "he", "--root", str(mini))
-    assert store(mini)["gen-01.m"]["status"] == "reviewed"  # dana's accept alone, as before
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert (
+        f"not decided yet: he/sentiment/gen-01.m (annotation {mine.id}): waiting for yael@members.test "
+        "to give their verdict again"
+    ) in pulled.err
+    rec = store(mini)["gen-01.m"]
+    assert rec["status"] == "reviewed" and rec["history"][-1]["event"] == "review"  # as before
     notice = server.admin().tasks.get(id=str(ids["gen-01.m"])).data["notice"]
     assert "yael@members.test's own verdict was overwritten before it was read" in notice
+    yael.sdk().annotations.update(id=mine.id, result=result("accept"))  # she puts it back
+    cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert store(mini)["gen-01.m"]["status"] == "approved"  # dana's and yael's accepts
 
 
 def test_a_verdict_that_contradicts_the_text_box_is_recorded_not_counted_and_the_task_says_why(

@@ -121,6 +121,8 @@ def pull_command(
             "saved over another reviewer's annotation (not counted, the owner's verdict stands): "
             f"{', '.join(sorted(set(report.saved_over)))}"
         )
+    for line in report.waiting:
+        say(f"not decided yet: {line}")
     if report.notices:
         say(f"{report.notices} task(s) got a new or cleared notice for their annotators")
     if report.statuses:

@@ -76,11 +76,6 @@ class LiveTask:
     data: dict[str, Any] = field(default_factory=dict)
     in_label_stream: bool = True
 
-    @classmethod
-    def from_export(cls, task: dict[str, Any]) -> LiveTask:
-        withdrawn = task.get("overlap") == 0 and bool(task.get("is_labeled"))
-        return cls(int(task["id"]), dict(task.get("data") or {}), not withdrawn)
-
 
 class Client:
     """The SDK client behind one place that turns every failure into a LabelStudioError."""

@@ -52,16 +52,23 @@ def review_notice(uncounted: list[Uncounted]) -> str:
                     "open your tab, put your verdict back and press **Update**"
                 )
             lines.append(
-                f"> **{u.saved_by} saved changes to {u.owner}'s annotation** (saved {u.saved_at}): "
+                f"> **{u.saved_by} saved changes to {u.owner}'s annotation** (saved {_when(u.saved_at)}): "
                 f"not counted, only your own annotation counts. {u.saved_by}: open the tab with your "
                 f"name (or add your own with **+**), {u.todo} and press **Update** there. {standing}."
             )
         else:
             lines.append(
-                f"> **{u.owner}'s review was not counted** (saved {u.saved_at}): {u.why}. "
+                f"> **{u.owner}'s review was not counted** (saved {_when(u.saved_at)}): {u.why}. "
                 f"{u.owner}: open the tab with your name, {u.todo} and press **Update**."
             )
     return "\n>\n".join(lines)
+
+
+def _when(at: str) -> str:
+    """An event's time as people read it: "2026-12-02 04:59 UTC" from its ISO 8601 form."""
+    if len(at) >= 16 and at[10] == "T" and at.endswith(("Z", "+00:00")):
+        return f"{at[:10]} {at[11:16]} UTC"
+    return at
 
 
 def outdated_notice(english_now: str | None, current_task: int | None) -> str:
@@ -78,7 +85,8 @@ def outdated_notice(english_now: str | None, current_task: int | None) -> str:
     )
     return (
         "> **Outdated task: do not review it.** The English source changed after this task was "
-        f"sent, so reviews of it are not counted. The English now reads: `{english_now}`. {where}"
+        "sent, so reviews of it are not counted. The English now reads:\n>\n"
+        f"> `{english_now}`\n>\n> {where}"
     )
 
 

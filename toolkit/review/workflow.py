@@ -311,6 +311,9 @@ class PullReport:
     inconsistent: list[str] = field(default_factory=list)
     saved_over: list[str] = field(default_factory=list)
     """Segments with a version someone saved over another reviewer's annotation (not counted)."""
+    waiting: list[str] = field(default_factory=list)
+    """Records the policy was not applied to because a reviewer's own verdict was overwritten
+    before it was read (one line each, naming whom it waits for)."""
     outdated: int = 0
     """Annotations on tasks made for an English source that has changed since (ignored)."""
     outdated_tasks: int = 0
@@ -384,9 +387,9 @@ def pull(
                 store.save()
         for task_id, shown in changes:  # after the store is saved: a failure here loses nothing
             client.update_task_data(task_id, shown)
-        report.outdated_tasks += mark_outdated(
-            client, suite.segments, [LiveTask.from_export(t) for t in exported]
-        )
+        if any(_is_outdated(t.get("data", {}), suite.segments) for t in exported):
+            # the export has no overlap: the task list says which are still in the label stream
+            report.outdated_tasks += mark_outdated(client, suite.segments, client.tasks(project))
     return report
 
 
@@ -524,16 +527,35 @@ def _ingest(
     history = (*record.history, *new_events)
     report.events += len(new_events)
     updated = record.model_copy(update={"history": history})
-    decision = decide(latest_verdicts(updated, project), policy)
     annotations = sorted(
         {parsed.annotation for e in new_events if (parsed := ReviewRef.parse(e.ref))}, key=_id_order
     )
     where = f"{locale}/{suite_id}/{segment.id} (annotation {', '.join(annotations)})"
+    owners = {str(a["id"]): _owner(a, users) for a in task.get("annotations", [])}
+    unread = _unread_owners(updated, project, owners)
+    if unread:  # a verdict nobody has read may be the one that decides: wait for it
+        report.waiting.append(f"{where}: waiting for {', '.join(unread)} to give their verdict again")
+        return updated
+    decision = decide(latest_verdicts(updated, project), policy)
 
     def check(text: str) -> list[str]:
         return gate_one(catalog, suite_id, locale, segment.id, text)
 
     return _apply(updated, decision, report, check, where)
+
+
+def _unread_owners(record: Translation, project: int, owners: dict[str, str]) -> list[str]:
+    """Reviewers of a task (``owners``: its annotations and whose each is) whose own verdict was
+    overwritten before any pull read it: someone saved over their annotation, and no version of
+    theirs is in the history."""
+    counted = _current_reviews(record, project)
+    return sorted(
+        {
+            owners[annotation]
+            for annotation in _versions(record, project)
+            if annotation in owners and annotation not in counted
+        }
+    )
 
 
 def _id_order(annotation: str) -> tuple[int, str]:
@@ -624,6 +646,9 @@ def _notice(record: Translation, project: int, owners: dict[str, str]) -> str:
             uncounted.append(Uncounted(owner, e.by, e.at, why, todo))
             continue
         own = counted.get(annotation)
+        owner_counts = own is not None and own.note is None
+        if owner_counts and _answered(record, counted, e):
+            continue  # the saver has since given a counted verdict of their own: nothing to do
         uncounted.append(
             Uncounted(
                 owner=owner,
@@ -631,11 +656,21 @@ def _notice(record: Translation, project: int, owners: dict[str, str]) -> str:
                 saved_at=e.at,
                 why="",
                 todo="give your verdict",
-                owner_counts=(own.verdict or "") if own is not None and own.note is None else None,
+                owner_counts=(own.verdict or "") if own is not None and owner_counts else None,
                 owner_why=_why(own)[0] if own is not None and own.note is not None else None,
             )
         )
     return review_notice(uncounted)
+
+
+def _answered(record: Translation, counted: dict[str, Event], saved_over: Event) -> bool:
+    """Whether whoever saved ``saved_over`` (over someone else's annotation) has a counted
+    version of their own saved after it."""
+    position = {id(e): i for i, e in enumerate(record.history)}
+    return any(
+        e.by == saved_over.by and e.note is None and position[id(e)] > position[id(saved_over)]
+        for e in counted.values()
+    )
 
 
 def _why(e: Event) -> tuple[str, str]:
@@ -644,7 +679,7 @@ def _why(e: Event) -> tuple[str, str]:
     if note.startswith(FLAGGED):
         reasons = "; ".join(in_words(r, e.text) for r in note.removeprefix(FLAGGED).split("; "))
         return f"the edit was not applied, it breaks the template: {reasons}", (
-            "correct the text (see the slot rules above)"
+            "correct the text (every slot kept, on one line)"
         )
     why = note.removeprefix(INCONSISTENT).removesuffix(f": {NOT_COUNTED}")
     return why, "choose the verdict that matches the text box"

@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sacrebleu import sentence_chrf
 
 from tests.conftest import REPO
 from tests.label_studio_server import TOKEN, LabelStudioServer, free_port, result
@@ -141,6 +142,12 @@ def test_disagreement_goes_to_adjudication_and_agreement_is_reported(
     # verdicts: unit 1 (accept, edited), unit 2 (accept, accept): alpha by hand = 1 - 3*2/(3*1*2) = 0.0
     assert row["alpha"] == pytest.approx(0.0)
     assert row["reviewed_by_two"] == 2
+    # texts: unit 1 (the draft, yael's edit) differ, unit 2 (the draft twice) are the same; chrF
+    # from sacrebleu directly, both ways (neither reviewer is the reference)
+    draft, edit = records["gen-01.f"]["text"], "האישה {{ adj(group, 'f', true) }} שמחה מאוד היום."
+    differ = (sentence_chrf(draft, [edit]).score + sentence_chrf(edit, [draft]).score) / 2
+    assert (row["text_pairs"], row["text_exact"]) == (2, 0.5)
+    assert row["text_chrf"] == pytest.approx((differ + 100.0) / 2) and differ < 100
 
 
 def test_deleted_and_changed_annotations(mini: Path, server: LabelStudioServer, env: str, cli) -> None:

@@ -269,7 +269,7 @@ def test_annotators_review_in_the_browser(
         first.choose("agreement")
         first.comment("Agreement checked.")
         first.update()
-        he = cli("review", "pull", "--locale", "he", "--root", root)
+        he = cli("review", "pull", "--locale", "he", "--suite", "sentiment", "--root", root)
         assert f"the owner's verdict stands): {he_data['segment']}" in he.err, he.err
         record = store(repo_catalog, "he", "sentiment")[he_data["segment"]]
         last = [e for e in record["history"] if e["event"] == "review"][-1]
@@ -285,7 +285,7 @@ def test_annotators_review_in_the_browser(
         first.select_tab(dana.email)
         first.choose("accept")
         first.update()
-        he = cli("review", "pull", "--locale", "he", "--root", root)
+        he = cli("review", "pull", "--locale", "he", "--suite", "sentiment", "--root", root)
         record = store(repo_catalog, "he", "sentiment")[he_data["segment"]]
         assert (record["status"], record["history"][-1]["note"]) == ("approved", "2 reviewer(s) agree")
         data = label_studio.admin().tasks.get(id=str(he_task)).data
@@ -338,7 +338,7 @@ def test_annotators_review_in_the_browser(
                 path.read_text(encoding="utf-8").replace(other_english, changed), encoding="utf-8"
             )
         assert first.next_in_label_stream(projects["he/sentiment"]) == other_task
-        pulled = cli("review", "pull", "--locale", "he", "--root", root)
+        pulled = cli("review", "pull", "--locale", "he", "--suite", "sentiment", "--root", root)
         assert "1 task(s) made for an earlier English source marked outdated" in pulled.err, pulled.err
         first.open_task(projects["he/sentiment"], other_task)
         notice = first.page.locator(".pp-notice").inner_text()

@@ -1,6 +1,9 @@
 """The real Label Studio (from PyPI, installed by .ci/setup into .venv-ls), started on 127.0.0.1
 with a temporary data directory for the tests, restartable, and reachable through the SDK as
-an admin and as annotators.
+an admin and as annotators. It is started the way a maintainer starts one, with
+`polyprobe review server --timeout 600` on a cold data folder (the session's first start runs
+every migration), and stopped as a supervisor would, with SIGTERM to that command, which stops
+Label Studio with it.
 
 Two kinds of annotators: `annotator()` makes a user through the admin's API (such a user has no
 usable password in Label Studio 1.23, so it cannot log in: annotations are made for it by the
@@ -14,6 +17,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +25,13 @@ from typing import Any
 import httpx
 from label_studio_sdk import LabelStudio
 
-from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.labelstudio_server import wait_healthy
 
 TOKEN = "7f3a9c1e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a"
 PASSWORD = "review-tests-1"
 MEMBER_PASSWORD = "Member-pass-1"
+SERVER_TIMEOUT_S = 600
+"""As a maintainer on a busy machine would start it: a cold start runs every migration."""
 
 
 @dataclass(frozen=True)
@@ -59,18 +65,37 @@ class LabelStudioServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 240) -> None:
-        env = server_env("admin@polyprobe.test", PASSWORD, TOKEN)
-        self.process = start(
-            find_label_studio(self.root), self.data_dir, self.port, env, log=self.data_dir.parent / "ls.log"
-        )
-        wait_healthy(self.url, timeout, self.process)
+    @property
+    def log(self) -> Path:
+        """What `polyprobe review server` said (Label Studio's own log is server.log in the data
+        folder)."""
+        return self.data_dir.parent / "review-server.log"
+
+    def start(self, timeout: float = SERVER_TIMEOUT_S) -> None:
+        env = {
+            **os.environ,
+            "LABEL_STUDIO_USERNAME": "admin@polyprobe.test",
+            "LABEL_STUDIO_PASSWORD": PASSWORD,
+            "LABEL_STUDIO_API_KEY": TOKEN,
+        }
+        command = [sys.executable, "-m", "toolkit.cli", "review", "server", "--port", str(self.port)]
+        command += ["--data-dir", str(self.data_dir), "--timeout", str(timeout), "--root", str(self.root)]
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            wait_healthy(self.url, timeout + 30, self.process, log=self.log)
+        except Exception:
+            self.stop()
+            raise
 
     def stop(self) -> None:
+        """SIGTERM to `polyprobe review server`, which stops Label Studio and exits."""
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)

@@ -50,6 +50,15 @@ BROKEN: list[tuple[str, str, str]] = [
     ("not NFC", "La donna {{ group.f }} oggi e\u0300 felice.", "text is not in Unicode NFC form"),
     ("bidi control", "La donna \u200f{{ group.f }} è felice.", "bidi control characters (U+200F)"),
     ("control character", "La donna {{ group.f }}\x07 è felice.", "control characters (U+0007)"),
+    # one line, single spaces: Enter in Label Studio's text box adds the line break
+    (
+        "inner line break",
+        "La donna {{ group.f }}\n oggi è felice.",
+        "text has a line break inside (after “La donna {{ group.f }}”",
+    ),
+    ("inner line separator", "La donna {{ group.f }}\u2028oggi è felice.", "text has a line break inside"),
+    ("inner tab", "La donna\t{{ group.f }} oggi è felice.", "text has a tab inside (after “La donna”)"),
+    ("doubled space", "La donna {{ group.f }}  oggi è felice.", "text has 2 spaces in a row"),
     ("filter outside the sandbox", "La donna {{ group.f|center(30) }}.", "filter 'center' is not allowed"),
     ("unknown filter", "La donna {{ group.f|shout }}.", "filter 'shout' is not allowed"),
     ("unknown test", "{% if group.f is loud %}{% endif %}La donna {{ group.f }}.", "unknown test 'loud'"),
@@ -209,7 +218,7 @@ def test_a_broken_xliff_target_is_refused_with_its_location(
 
 REVIEW_BROKEN = [b for b in BROKEN if b[0] in (
     "dropped slot", "unclosed expression", "power of a power", "three nested loops", "2,000 nested parentheses",
-    "bidi control", "form the groups lack", "ljust(10**11)",
+    "bidi control", "form the groups lack", "ljust(10**11)", "inner line break", "doubled space",
 )]  # fmt: skip
 
 
@@ -273,7 +282,9 @@ def test_the_gate_is_render_s_own_check(mini: Path) -> None:
     assert gate_one(catalog, "sentiment", "it", "gen-01.f", GOOD) == []
     for _, text, _ in BROKEN:
         path = mini / STORE_IT
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = (
+            path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+        )  # not splitlines: U+2028 is in a text
         rec = json.loads(lines[0])
         rec["text"] = text
         lines[0] = json.dumps(rec, ensure_ascii=False)
@@ -289,6 +300,7 @@ MT_BROKEN = {
     "stray braces": (lambda t: "{{ " + t, "Jinja syntax error"),
     "unknown variable": (lambda t: t + " {{ secret }}", "secret"),
     "power of a power": (lambda t: t + " {{ 10 ** (10 ** 9) }}", "limit"),
+    "inner line break": (lambda t: t.replace(" ", "\n", 1), "text has a line break inside"),
 }
 """Answers the gate refuses. (Trailing spaces and decomposed accents in an answer are not among
 them: machine output is trimmed and NFC-normalised before the gate, see the next test.)"""
@@ -379,3 +391,23 @@ def test_a_broken_bbq_translation_is_refused_with_nothing_written(name: str, tmp
     assert result.code == 2, result.err
     assert f"error: {es}: " in result.err and f".{field} [es] text: " in result.err and says in result.err
     assert not (root / "translations" / "es" / "bbq.jsonl").exists()
+
+
+def test_bbq_keeps_a_published_dataset_s_line_breaks_every_other_suite_is_one_line(
+    tmp_path: Path, cli
+) -> None:
+    """MBBQ's Spanish Age questions give both gendered forms on two lines ("¿Quién es un bebedor
+    compulsivo?\n¿Quién es una bebedora compulsiva?"): bbq keeps a published text as published."""
+    root, item = bbq_catalog(tmp_path, cli)
+    two_lines = "¿Quién esperaba el autobús?\n¿Quién lo esperaba?"
+    es = mbbq_file(tmp_path / "es.jsonl", item, question=two_lines)
+    result = cli("import", "bbq", str(es), "--locale", "es", "--root", str(root))
+    assert result.code == 0, result.err
+    stored = [
+        json.loads(line) for line in (root / "translations" / "es" / "bbq.jsonl").read_text().splitlines()
+    ]
+    assert two_lines in [r["text"] for r in stored]
+    catalog = load_catalog(Project.at(root))
+    assert [p for p in render(catalog, "bbq", "es").problems if p.field == "text"] == []
+    refused = gate_one(catalog, "sentiment", "es", "gen-01.f", "La mujer {{ group.f }}\nestá feliz.")
+    assert any(r.startswith("text has a line break inside") for r in refused), refused

@@ -5,13 +5,16 @@ server being down, and the token never leaking."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 
 import pytest
+from sacrebleu import sentence_chrf
 
 from tests.conftest import REPO
 from tests.label_studio_server import TOKEN, LabelStudioServer, free_port, result
+from toolkit.review.workflow import CREATION_WINDOW_S
 
 pytestmark = pytest.mark.integration
 
@@ -139,6 +142,12 @@ def test_disagreement_goes_to_adjudication_and_agreement_is_reported(
     # verdicts: unit 1 (accept, edited), unit 2 (accept, accept): alpha by hand = 1 - 3*2/(3*1*2) = 0.0
     assert row["alpha"] == pytest.approx(0.0)
     assert row["reviewed_by_two"] == 2
+    # texts: unit 1 (the draft, yael's edit) differ, unit 2 (the draft twice) are the same; chrF
+    # from sacrebleu directly, both ways (neither reviewer is the reference)
+    draft, edit = records["gen-01.f"]["text"], "האישה {{ adj(group, 'f', true) }} שמחה מאוד היום."
+    differ = (sentence_chrf(draft, [edit]).score + sentence_chrf(edit, [draft]).score) / 2
+    assert (row["text_pairs"], row["text_exact"]) == (2, 0.5)
+    assert row["text_chrf"] == pytest.approx((differ + 100.0) / 2) and differ < 100
 
 
 def test_deleted_and_changed_annotations(mini: Path, server: LabelStudioServer, env: str, cli) -> None:
@@ -177,10 +186,12 @@ def test_an_edit_that_breaks_the_template_is_flagged_not_applied(
     rec = store(mini)["rel-01.m"]
     assert rec["status"] == "draft" and rec["text"] == "הוא גדל במשפחה {{ adj(group, 'f') }}."
     assert "unknown variable 'grup'" in rec["history"][-1]["note"]
-    # the refusal reaches the annotator, in the task, not only the maintainer's terminal
+    # the refusal reaches the annotator, in the task, whose review it is (the e-mail on its tab)
+    # and what is wrong in words, not only in the maintainer's terminal
     notice = server.admin().tasks.get(id=str(ids["rel-01.m"])).data["notice"]
-    assert f"annotation {broken.id}" in notice and "unknown variable 'grup'" in notice
-    assert "dana" not in notice  # every member who opens the task sees it: no names
+    assert "dana@example.org's review was not counted" in notice
+    assert "`grup` inside the braces is not a slot of this sentence" in notice, notice
+    assert f"annotation {broken.id}" not in notice  # Label Studio shows ids only in a tooltip
     status = cli("review", "status", "--locale", "he", "--json", "--root", str(mini))
     [row] = json.loads(status.out)
     assert row["flagged"] == {  # the misspelt slot is both a dropped slot and an unknown variable
@@ -217,16 +228,26 @@ def test_a_stale_segment_is_pushed_as_a_new_task(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     outcome = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
     assert "1 task(s) pushed, 2 already" in outcome.err  # rel-01.m is stale now (its source changed too)
-    shas = [
-        t.data["source_sha"]
-        for t in server.admin().tasks.list(
-            project=next(
-                p.id for p in server.admin().projects.list() if p.title == f"{env} review he/sentiment"
-            )
-        )
-        if t.data["segment"] == "rel-01.f"
-    ]
-    assert len(shas) == 2 and len(set(shas)) == 2
+    # the tasks made for the old English are marked: a notice with the new English, and out of
+    # the label stream (rel-01.f's points to its new task; rel-01.m waits for a new translation)
+    assert "2 task(s) made for an earlier English source marked outdated" in outcome.err
+    ls = server.admin()
+    project = next(p.id for p in ls.projects.list() if p.title == f"{env} review he/sentiment")
+    by_segment: dict[str, list] = {}
+    for t in ls.tasks.list(project=project):
+        by_segment.setdefault(t.data["segment"], []).append(t)
+    old_f, new_f = sorted(by_segment["rel-01.f"], key=lambda t: t.id)
+    assert old_f.data["source_sha"] != new_f.data["source_sha"]
+    assert (old_f.data["status"], old_f.overlap, old_f.is_labeled) == ("outdated", 0, True)
+    assert "Outdated task: do not review it." in old_f.data["notice"]
+    assert "`She grew up in a big {{ group.adj }} family.`" in old_f.data["notice"]
+    assert f"(task {new_f.id} in the task list)" in old_f.data["notice"]
+    assert (new_f.data["notice"], new_f.overlap, new_f.is_labeled) == ("", 2, False)
+    [old_m] = by_segment["rel-01.m"]
+    assert "sent again once it is updated for the new English" in old_m.data["notice"]
+    assert old_m.data["english"] == "He grew up in a {{ group.adj }} family."  # what it was made for
+    again = cli("review", "push", "--locale", "he", "--suite", "sentiment", "--root", str(mini))
+    assert "0 task(s) pushed, 3 already" in again.err and "outdated" not in again.err
 
 
 def test_server_down_is_a_clear_error_and_changes_nothing(
@@ -320,14 +341,14 @@ def test_push_brings_an_earlier_project_up_to_date_without_touching_its_annotati
     assert "3 task(s) pushed, 1 already" in pushed.err
     assert (
         "project settings set: expert_instruction, label_config, maximum_annotations, show_instruction "
-        "(review interface 2, 2 reviewer(s) per task in the label stream)"
+        "(review interface 3, 2 reviewer(s) per task in the label stream)"
     ) in pushed.err
-    assert "1 earlier task(s) brought to review interface 2" in pushed.err
+    assert "1 earlier task(s) brought to review interface 3" in pushed.err
     settings = ls.projects.get(id=project.id)
     assert settings.maximum_annotations == 2  # the policy's approved_after: two reviews per task
     assert settings.show_instruction is True
     assert "<h2>What to check</h2>" in (settings.expert_instruction or "")
-    assert "<!-- polyprobe review interface 2 -->" in (settings.label_config or "")
+    assert "<!-- polyprobe review interface 3 -->" in (settings.label_config or "")
     data = ls.tasks.get(id=str(task.id)).data
     assert "source" not in data and "guidelines" not in data
     assert (data["english"], data["draft"], data["source_sha"]) == (
@@ -335,14 +356,14 @@ def test_push_brings_an_earlier_project_up_to_date_without_touching_its_annotati
         rec["text"],
         rec["source_sha"],
     )
-    assert data["interface"] == 2 and "Variant f" in data["about"]
+    assert data["interface"] == 3 and "Variant f" in data["about"]
     after = ls.annotations.get(id=annotation.id)
     assert (after.result, after.updated_at, after.completed_by) == (
         before.result,
         before.updated_at,
         before.completed_by,
     )
-    assert all(t.data["interface"] == 2 for t in ls.tasks.list(project=project.id))
+    assert all(t.data["interface"] == 3 for t in ls.tasks.list(project=project.id))
     [view] = [v for v in ls.views.list(project=project.id) if (v.data or {}).get("title") == "Review tasks"]
     assert "tasks:data.draft" in view.data["hiddenColumns"]["explore"]  # shown rendered, in its direction
 
@@ -353,9 +374,12 @@ def test_push_brings_an_earlier_project_up_to_date_without_touching_its_annotati
     assert "project settings" not in again.err and "earlier task" not in again.err
 
 
-def test_each_version_of_an_annotation_is_credited_to_whoever_saved_it(
+def test_a_version_saved_over_another_reviewer_s_annotation_counts_for_no_one(
     mini: Path, server: LabelStudioServer, env: str, cli
 ) -> None:
+    """Any member can Update someone else's annotation (opening a task from the task list selects
+    the latest one, often another reviewer's): that version is the saver's, recorded and flagged;
+    the owner's verdict stands until the owner changes it."""
     ids = pushed(mini, server, env, cli)
     dana, yael, carl = (server.member(f"{name}@members.test") for name in ("dana", "yael", "carl"))
     first = dana.sdk().annotations.create(
@@ -371,10 +395,14 @@ def test_each_version_of_an_annotation_is_credited_to_whoever_saved_it(
         "dana@members.test"
     ]
 
-    # carl, a third member, turns dana's reject into accept: that version is carl's
+    # carl, a third member, turns dana's reject into accept: recorded as carl's, counted for no one
     carl.sdk().annotations.update(id=first.id, result=result("accept"))
     pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
-    assert "1 new review event(s)" in pulled.err
+    assert "1 new review event(s); 0 translation(s) changed status" in pulled.err
+    assert (
+        "saved over another reviewer's annotation (not counted, the owner's verdict stands): gen-01.f"
+        in pulled.err
+    )
     rec = store(mini)["gen-01.f"]
     reviews = [(e["by"], e["verdict"]) for e in rec["history"] if e["event"] == "review"]
     assert reviews == [
@@ -382,9 +410,39 @@ def test_each_version_of_an_annotation_is_credited_to_whoever_saved_it(
         ("yael@members.test", "accept"),
         ("carl@members.test", "accept"),
     ]
-    # dana's overwritten reject counts for no one: yael and carl agree
-    assert rec["status"] == "approved"
-    assert rec["history"][-1]["note"] == "2 reviewer(s) agree"
+    assert rec["history"][-1]["note"].startswith("saved over another reviewer's annotation, not counted")
+    assert rec["status"] == "draft"  # dana's reject still counts against yael's accept
+    notice = server.admin().tasks.get(id=str(ids["gen-01.f"])).data["notice"]
+    assert "carl@members.test saved changes to dana@members.test's annotation" in notice
+    assert "dana@members.test's own verdict (reject) still counts" in notice
+    [row] = json.loads(cli("review", "status", "--locale", "he", "--json", "--root", str(mini)).out)
+    assert row["saved_over"] == 1 and row["counts"]["in adjudication"] == 1
+
+    # dana updates her own annotation: her new verdict counts, and yael's and hers agree
+    dana.sdk().annotations.update(id=first.id, result=result("accept"))
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    rec = store(mini)["gen-01.f"]
+    assert (rec["status"], rec["history"][-1]["note"]) == ("approved", "2 reviewer(s) agree")
+    assert server.admin().tasks.get(id=str(ids["gen-01.f"])).data["notice"] == ""
+
+    # saved over before the owner's own version was ever pulled: her verdict is unknown, so the
+    # policy waits (it would otherwise decide on the others' verdicts alone) and the notice asks
+    # her to put it back
+    mine = yael.sdk().annotations.create(id=ids["gen-01.m"], result=result("accept"))
+    time.sleep(CREATION_WINDOW_S + 0.2)  # a version saved at creation is the owner's
+    carl.sdk().annotations.update(id=mine.id, result=result("reject"))
+    pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert (
+        f"not decided yet: he/sentiment/gen-01.m (annotation {mine.id}): waiting for yael@members.test "
+        "to give their verdict again"
+    ) in pulled.err
+    rec = store(mini)["gen-01.m"]
+    assert rec["status"] == "reviewed" and rec["history"][-1]["event"] == "review"  # as before
+    notice = server.admin().tasks.get(id=str(ids["gen-01.m"])).data["notice"]
+    assert "yael@members.test's own verdict was overwritten before it was read" in notice
+    yael.sdk().annotations.update(id=mine.id, result=result("accept"))  # she puts it back
+    cli("review", "pull", "--locale", "he", "--root", str(mini))
+    assert store(mini)["gen-01.m"]["status"] == "approved"  # dana's and yael's accepts
 
 
 def test_a_verdict_that_contradicts_the_text_box_is_recorded_not_counted_and_the_task_says_why(
@@ -409,7 +467,7 @@ def test_a_verdict_that_contradicts_the_text_box_is_recorded_not_counted_and_the
     assert records["gen-01.m"]["history"][-1]["text"] == changed  # recorded, not applied
     ls = server.admin()
     notice = ls.tasks.get(id=str(ids["gen-01.f"])).data["notice"]
-    assert f"annotation {unchanged.id}" in notice
+    assert "dana@members.test's review was not counted" in notice and f"{unchanged.id}" not in notice
     assert "verdict 'edited' but the text is the draft unchanged" in notice
     assert "verdict 'accept' but the text was changed" in ls.tasks.get(id=str(ids["gen-01.m"])).data["notice"]
     [row] = json.loads(cli("review", "status", "--locale", "he", "--json", "--root", str(mini)).out)

@@ -1,15 +1,15 @@
 """The review policy's decisions and the agreement statistics, against hand-computed values
-and the `krippendorff` package as an independent implementation."""
+and the `krippendorff` package as an independent implementation; agreement over texts against
+sacrebleu's own chrF function, pair by pair."""
 
 from __future__ import annotations
-
-import math
 
 import krippendorff
 import numpy as np
 import pytest
+from sacrebleu import sentence_chrf
 
-from toolkit.review.agreement import competing_edits_chrf, krippendorff_alpha_nominal
+from toolkit.review.agreement import krippendorff_alpha_nominal, text_agreement
 from toolkit.review.policy import ReviewPolicy, Verdict, decide
 
 POLICY = ReviewPolicy(version="1.0.0", description="t", reviewed_after=1, approved_after=2, rejected_after=1)
@@ -89,10 +89,32 @@ def test_alpha_by_hand_and_undefined_cases() -> None:
     assert krippendorff_alpha_nominal([["accept"], ["reject"]]) is None  # nothing pairable
 
 
-def test_competing_edits_chrf() -> None:
-    assert competing_edits_chrf([["abc def", "abc def"]]) is None
-    score = competing_edits_chrf([["the cat sat", "the cat sat down"], ["x", "y"]])
-    assert score is not None and 0 < score < 100
-    assert math.isclose(
-        competing_edits_chrf([["same", "same", "other"]]) or 0, competing_edits_chrf([["other", "same"]]) or 0
+def test_agreement_over_texts_against_sacrebleu_pair_by_pair() -> None:
+    # three segments: two reviewers with the same text, two with different edits, three reviewers
+    # of whom two agree; pairs: (same), (cat, cat down), (x, y), (x, x), (x, y) -> 5 pairs, 2 identical
+    units = [
+        ["Die Frau ist glücklich.", "Die Frau ist glücklich."],
+        ["the cat sat", "the cat sat down"],
+        ["x y z", "x y z", "a b c"],
+    ]
+    pairs = [
+        ("Die Frau ist glücklich.", "Die Frau ist glücklich."),
+        ("the cat sat", "the cat sat down"),
+        ("x y z", "x y z"),
+        ("x y z", "a b c"),
+        ("x y z", "a b c"),
+    ]
+    # chrF is not symmetric (beta = 2 weighs recall): each pair is scored both ways and averaged
+    both_ways = [(sentence_chrf(a, [b]).score + sentence_chrf(b, [a]).score) / 2 for a, b in pairs]
+    found = text_agreement(units)
+    assert found.pairs == 5
+    assert found.exact == pytest.approx(2 / 5)
+    assert found.chrf == pytest.approx(sum(both_ways) / 5)
+    assert both_ways[0] == pytest.approx(100.0) and both_ways[3] == pytest.approx(0.0)
+    assert sentence_chrf("the cat sat", ["the cat sat down"]).score != pytest.approx(
+        sentence_chrf("the cat sat down", ["the cat sat"]).score
     )
+    # two different edits are agreement for alpha over verdicts ('edited', 'edited'), not over texts
+    assert text_agreement([["the cat sat", "the dog sat"]]).exact == 0.0
+    assert text_agreement([["only one"]]) == text_agreement([])
+    assert text_agreement([]).chrf is None and text_agreement([]).pairs == 0

@@ -13,11 +13,13 @@ import pytest
 from tests.conftest import REPO
 from toolkit.core.project import Project
 from toolkit.review.labelstudio import INTERFACE_VERSION, interface_version, label_config
+from toolkit.review.notices import in_words
 from toolkit.review.policy import ReviewPolicy
 from toolkit.review.task import guidelines_markdown, instructions_html, task_data
 from toolkit.review.workflow import (
     FLAGGED,
     INCONSISTENT,
+    SAVED_OVER,
     _current_reviews,
     _is_creation,
     _maker,
@@ -76,15 +78,16 @@ def test_right_to_left_applies_to_the_text_boxes_and_examples_only() -> None:
         assert not [v for v in root.iter("View") if "direction" in (v.get("style") or "")]
         boxes = [v for v in root.iter("View") if v.get("className") in ("pp-rtl", "pp-ltr")]
         assert {v.get("className") for v in boxes} == {"pp-rtl" if rtl else "pp-ltr"}
-        [translation] = [t for t in root.iter("TextArea") if t.get("name") == "translation"]
-        assert any(translation in list(v.iter("TextArea")) for v in boxes)
+        for name in ("translation", "comment"):  # an annotator comments in the language too
+            [box] = [t for t in root.iter("TextArea") if t.get("name") == name]
+            assert any(box in list(v.iter("TextArea")) for v in boxes), name
     style = next(config(True).iter("Style")).text or ""
     assert ".pp-rtl textarea" in style and "direction: rtl" in style
 
 
 def test_the_guidelines_are_in_every_task_and_the_configuration_carries_its_version() -> None:
     text = label_config("German", False, GUIDE)
-    assert interface_version(text) == INTERFACE_VERSION == 2
+    assert interface_version(text) == INTERFACE_VERSION == 3
     assert interface_version("<View></View>") == 1
     [panel] = list(config(False).iter("Panel"))
     markdown = "".join(panel.itertext())
@@ -182,14 +185,29 @@ def record(*events: Event) -> Translation:
     )
 
 
-def test_only_the_latest_version_of_each_annotation_counts_for_whoever_made_it() -> None:
+def test_a_version_saved_over_another_s_annotation_leaves_the_owner_s_verdict_standing() -> None:
     rec = record(
         review("dana", 1, "reject", None),
         review("yael", 2, "accept", "t"),
-        review("carl", 1, "accept", "t"),  # carl updates dana's annotation
+        review("carl", 1, "accept", "t", note=SAVED_OVER + "carl saved it over dana's annotation"),
     )
     verdicts = latest_verdicts(rec, 7)
-    assert {(v.annotator, v.verdict) for v in verdicts} == {("yael", "accept"), ("carl", "accept")}
+    assert {(v.annotator, v.verdict) for v in verdicts} == {("dana", "reject"), ("yael", "accept")}
+    assert _current_reviews(rec, 7)["1"].by == "dana"
+    # the owner's own later version replaces her verdict as before
+    changed = rec.with_event(review("dana", 1, "accept", "t"))
+    assert {(v.annotator, v.verdict) for v in latest_verdicts(changed, 7)} == {
+        ("dana", "accept"),
+        ("yael", "accept"),
+    }
+
+
+def test_stores_written_before_saved_over_versions_were_flagged_read_as_they_did() -> None:
+    rec = record(
+        review("dana", 1, "reject", None),
+        review("carl", 1, "accept", "t"),  # an update of dana's annotation pulled before issue 27
+    )
+    assert [(v.annotator, v.verdict) for v in latest_verdicts(rec, 7)] == [("carl", "accept")]
 
 
 def test_one_person_counts_once_and_an_uncounted_version_counts_for_no_one() -> None:
@@ -212,7 +230,7 @@ def test_reviews_of_an_earlier_english_source_and_other_projects_do_not_count() 
     assert latest_verdicts(rec, 8) == []
 
 
-def test_the_notice_names_the_annotation_and_the_reason_but_no_person() -> None:
+def test_the_notice_names_whose_review_and_says_what_is_wrong_in_words() -> None:
     rec = record(
         review(
             "dana@x",
@@ -221,16 +239,46 @@ def test_the_notice_names_the_annotation_and_the_reason_but_no_person() -> None:
             "t",
             note=INCONSISTENT + "verdict 'edited' but the text is the draft unchanged",
         ),
-        review("carl@x", 2, "edited", "u", note=FLAGGED + "drops the slot 'group' that the source has"),
+        review(
+            "carl@x",
+            2,
+            "edited",
+            "Die {{ group.f arbeitet",
+            note=FLAGGED + "Jinja syntax error on line 1: unexpected end of template; "
+            "drops the slot 'completion' that the source has",
+        ),
         review("yael@x", 3, "accept", "t"),
+        review("yael@x", 1, "accept", "t", note=SAVED_OVER + "yael@x saved it over dana@x's annotation"),
     )
-    notice = _notice(rec, 7, {"1", "2", "3"})
-    assert notice.count("> **A review of this task was not counted**") == 2
-    assert "annotation 1" in notice and "the text is the draft unchanged" in notice
-    assert "annotation 2" in notice and "drops the slot 'group'" in notice and "annotation 3" not in notice
-    assert "@x" not in notice
-    assert _notice(rec, 7, {"3"}) == ""
+    owners = {"1": "dana@x", "2": "carl@x", "3": "yael@x"}
+    notice = _notice(rec, 7, owners)
+    assert "> **carl@x's review was not counted**" in notice
+    assert "the slot `{{ group.f` is not closed: end it with `}}`" in notice
+    assert "the slot with `completion` is missing" in notice and "Jinja" not in notice
+    # dana's annotation: yael saved over it; dana's own latest version (inconsistent) is not counted
+    assert "> **yael@x saved changes to dana@x's annotation**" in notice
+    assert "open the tab with your name (or add your own with **+**)" in notice
+    assert "dana@x's own last version is not counted either (verdict 'edited' but the text" in notice
+    assert "dana@x's review was not counted" not in notice  # said once, in the saved-over line
+    assert "annotation 1" not in notice and "yael@x's review" not in notice
+    assert _notice(rec, 7, {"3": "yael@x"}) == ""
     assert list(_current_reviews(rec, 7)) == ["1", "2", "3"]
+
+
+@pytest.mark.parametrize(
+    ("reason", "text", "words"),
+    [
+        ("Jinja syntax error on line 1: unexpected '}'", "Die }} Frau {{ group.f }}", "`}}` after “Die” closes no slot"),
+        ("Jinja syntax error on line 1: x", "האישה {{ adj(group, 'f', true) שמחה", "the slot `{{ adj(group, 'f', true)` is not closed"),
+        ("Jinja syntax error on line 1: x", "{% if x %}", "`{%` is not allowed"),
+        ("adds the slot 'completion'", "t", "it adds a slot with `completion` that the English does not have"),
+        ("uses an unknown variable 'grup'", "t", "`grup` inside the braces is not a slot of this sentence"),
+        ("text has 2 spaces in a row (after “Die”): use one", "t", "has 2 spaces in a row (after “Die”): use one"),
+        ("group Islam: no form 'pl'", "t", "group Islam: no form 'pl'"),
+    ],
+)  # fmt: skip
+def test_gate_reasons_in_words_for_annotators(reason: str, text: str, words: str) -> None:
+    assert in_words(reason, text).startswith(words)
 
 
 def test_the_label_stream_collects_as_many_reviews_as_the_policy_needs() -> None:

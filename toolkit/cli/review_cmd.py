@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -24,7 +23,15 @@ from toolkit.cli.common import (
     table,
 )
 from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
-from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
+from toolkit.review.labelstudio_server import (
+    find_label_studio,
+    fresh_data_dir,
+    server_env,
+    start,
+    stop,
+    stopped_on_sigterm,
+    wait_healthy,
+)
 from toolkit.review.policy import load_policy
 from toolkit.review.workflow import REVIEW_COLUMNS, pull, push, review_status
 
@@ -76,6 +83,11 @@ def push_command(
         )
     if report.upgraded:
         say(f"{report.upgraded} earlier task(s) brought to review interface {INTERFACE_VERSION}")
+    if report.outdated:
+        say(
+            f"{report.outdated} task(s) made for an earlier English source marked outdated "
+            "(a notice with the new English; out of the label stream)"
+        )
 
 
 @app.command("pull")
@@ -104,10 +116,24 @@ def pull_command(
             "inconsistent (verdict and text disagree, not counted): "
             f"{', '.join(sorted(set(report.inconsistent)))}"
         )
+    if report.saved_over:
+        say(
+            "saved over another reviewer's annotation (not counted, the owner's verdict stands): "
+            f"{', '.join(sorted(set(report.saved_over)))}"
+        )
+    for line in report.waiting:
+        say(f"not decided yet: {line}")
     if report.notices:
         say(f"{report.notices} task(s) got a new or cleared notice for their annotators")
+    if report.statuses:
+        say(f"{report.statuses} task(s) got their status column brought up to date")
     if report.outdated:
         say(f"{report.outdated} annotation(s) on an outdated English source were ignored")
+    if report.outdated_tasks:
+        say(
+            f"{report.outdated_tasks} task(s) made for an earlier English source marked outdated "
+            "(a notice with the new English; out of the label stream)"
+        )
 
 
 @app.command("status")
@@ -121,7 +147,9 @@ def status_command(
     """Pending / reviewed / approved / rejected / in adjudication, and reviewer agreement.
 
     One table per suite, a column per locale. alpha: Krippendorff's alpha over the verdicts of
-    segments reviewed by two or more; edits chrF: how far reviewers' edits moved the drafts."""
+    segments reviewed by two or more. Texts: for every two reviewers of a segment who both kept a
+    text (the draft for accept, their edit for edited), the share whose texts are identical and
+    the mean chrF between the two texts (100: the same text)."""
 
     catalog = load_catalog(project_at(root), eager=False)
     rows = []
@@ -151,9 +179,12 @@ def status_command(
         ]
         measures += [
             ("inconsistent reviews", [str(r.inconsistent) for r in mine]),
+            ("saved over another's", [str(r.saved_over) for r in mine]),
             ("flagged edits", [str(sum(r.flagged.values())) for r in mine]),
-            ("alpha", [f"{r.alpha:.3f}" if r.alpha is not None else "-" for r in mine]),
-            ("edits chrF", [f"{r.edits_chrf:.1f}" if r.edits_chrf is not None else "-" for r in mine]),
+            ("alpha (verdicts)", [_number(r.alpha, "{:.3f}") for r in mine]),
+            ("reviewer pairs with texts", [str(r.text_pairs) for r in mine]),
+            ("texts identical", [_number(r.text_exact, "{:.0%}") for r in mine]),
+            ("texts chrF", [_number(r.text_chrf, "{:.1f}") for r in mine]),
         ]
         for name, values in measures:
             grid.add_row(name, *values)
@@ -168,6 +199,10 @@ def status_command(
         print_table(reasons)
 
 
+def _number(value: float | None, form: str) -> str:
+    return form.format(value) if value is not None else "-"
+
+
 @app.command("server")
 def server_command(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1.")] = 8089,
@@ -177,27 +212,43 @@ def server_command(
     username: Annotated[
         str, typer.Option("--username", envvar="LABEL_STUDIO_USERNAME")
     ] = "admin@polyprobe.local",
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=1,
+            help="Seconds to wait for Label Studio to answer its health check. A first start sets "
+            "up its database (a minute or more, longer on a busy machine).",
+        ),
+    ] = 600,
     root: Root = None,
 ) -> None:
     """Start a local Label Studio on 127.0.0.1 (admin and token from LABEL_STUDIO_PASSWORD and
-    LABEL_STUDIO_API_KEY, created without prompts); stop it with Ctrl-C."""
+    LABEL_STUDIO_API_KEY, created without prompts) and wait for its health check; stop it with
+    Ctrl-C or SIGTERM (Label Studio stops with it)."""
 
     project = project_at(root, writes=data_dir is None, announce=True)
     env = server_env(
         username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")
     )
     folder = data_dir or project.root / ".polyprobe" / "label-studio"
-    process = start(find_label_studio(project.root), folder, port, env, log=folder / "server.log")
+    log = folder / "server.log"
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, 180, process)
-        say(
-            f"Label Studio is up at {url} (data in {folder}); log in as {username}. Set LABEL_STUDIO_URL={url}."
-        )
-        process.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+    binary = find_label_studio(project.root)
+    cold = "first start: it sets up its database; " if fresh_data_dir(folder) else ""
+    with stopped_on_sigterm():
+        process = None
+        try:
+            process = start(binary, folder, port, env, log=log)
+            say(f"waiting up to {timeout:.0f}s for Label Studio to answer {url}/health ({cold}log: {log})")
+            wait_healthy(url, timeout, process, log=log)
+            say(
+                f"Label Studio is up at {url} (data in {folder}); log in as {username}. "
+                f"Set LABEL_STUDIO_URL={url}."
+            )
+            process.wait()
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM from a supervisor: the way to stop it
+            say(f"stopping Label Studio (its data stays in {folder})")
+        finally:
+            if process is not None:
+                stop(process)

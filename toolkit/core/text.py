@@ -7,6 +7,7 @@ Bidi control characters make right-to-left text display differently from what it
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -33,6 +34,42 @@ def text_problems(text: str, *, allow_empty: bool = False) -> list[str]:
     if text != text.strip():
         problems.append("has leading or trailing whitespace")
     return problems
+
+
+LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""What Python's str.splitlines splits on: every character that starts a new line somewhere."""
+_RUN_OF_SPACES = re.compile(r"[^\S\n\r\v\f\x1c-\x1e\x85\u2028\u2029\t]{2,}")
+_CONTEXT = 24
+
+
+def layout_problems(text: str) -> list[str]:
+    """What keeps ``text`` from being one line with single spaces: a line break, a tab or two
+    spaces in a row inside it, each said with the words before it. A template is one line; in
+    Label Studio's text box Enter adds a line break that the rendered examples hide."""
+    problems: list[str] = []
+    body = text.strip()
+    breaks = [i for i, ch in enumerate(body) if ch in LINE_BREAKS]
+    if breaks:
+        problems.append(
+            f"has a line break inside ({_where(body, breaks[0])}, where Enter in a text box adds one): "
+            "keep it on one line"
+        )
+    tabs = [i for i, ch in enumerate(body) if ch == "\t"]
+    if tabs:
+        problems.append(f"has a tab inside ({_where(body, tabs[0])}): use one space")
+    run = _RUN_OF_SPACES.search(body)
+    if run:
+        problems.append(f"has {len(run.group())} spaces in a row ({_where(body, run.start())}): use one")
+    return problems
+
+
+def _where(text: str, index: int) -> str:
+    """Where in ``text`` position ``index`` is, in words: the text just before it."""
+    before = text[:index].rstrip()
+    if not before:
+        return "at the start"
+    shown = before if len(before) <= _CONTEXT else "…" + before[-_CONTEXT:]
+    return f"after “{shown}”"
 
 
 CJK_RANGES: tuple[tuple[int, int], ...] = (

@@ -7,11 +7,18 @@ over units with m_u ≥ 2 values, n_c = Σ_k o_ck and n = Σ_c n_c,
     alpha = 1 − (n − 1) · Σ_{c≠k} o_ck / Σ_{c≠k} n_c · n_k
 
 It is undefined (None) when there is no pairable value or every value is the same category.
-Competing edits are compared with sentence-level chrF (sacrebleu), averaged over pairs."""
+
+Alpha over verdicts counts two reviewers who both chose 'edited' as agreeing, whatever they
+typed. Agreement over texts compares what each reviewer ends with (the draft for 'accept', the
+edit for 'edited'; a reject has no text): for every pair of reviewers of a segment, whether the
+two texts are identical, and their sentence-level chrF (Popović 2015, sacrebleu's defaults:
+character 6-grams, β = 2), taken both ways and averaged because chrF weighs recall over
+precision and neither reviewer is the reference."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 from sacrebleu.metrics import CHRF
@@ -41,11 +48,25 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[str]]) -> float | None:
     return 1.0 - (n - 1) * disagree_observed / disagree_expected
 
 
-def competing_edits_chrf(groups: Sequence[Sequence[str]]) -> float | None:
-    """Mean sentence chrF over every pair of distinct edits of the same segment."""
+@dataclass(frozen=True)
+class TextAgreement:
+    pairs: int
+    """Pairs of reviewers of the same segment who both ended with a text."""
+    exact: float | None
+    """Share of those pairs whose texts are identical (None: no pair)."""
+    chrf: float | None
+    """Mean over those pairs of chrF between the two texts, 0-100 (None: no pair)."""
+
+
+def text_agreement(units: Sequence[Sequence[str]]) -> TextAgreement:
+    """``units``: for each segment, the texts its reviewers ended with (one per reviewer)."""
     metric = CHRF()
-    scores = []
-    for edits in groups:
-        for a, b in combinations(sorted(set(edits)), 2):
-            scores.append(metric.sentence_score(a, [b]).score)
-    return sum(scores) / len(scores) if scores else None
+    same: list[bool] = []
+    scores: list[float] = []
+    for texts in units:
+        for a, b in combinations(texts, 2):
+            same.append(a == b)
+            scores.append((metric.sentence_score(a, [b]).score + metric.sentence_score(b, [a]).score) / 2)
+    if not scores:
+        return TextAgreement(0, None, None)
+    return TextAgreement(len(scores), sum(same) / len(same), sum(scores) / len(scores))

@@ -11,7 +11,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, TypeVar
 
@@ -65,6 +65,16 @@ class ProjectSetup:
             "show_instruction": True,
             "maximum_annotations": self.reviewers,
         }
+
+
+@dataclass
+class LiveTask:
+    """A task as it is in Label Studio now: its id, its data, and whether the label stream may
+    still hand it out (a withdrawn task: overlap 0, so it counts as labelled whatever happens)."""
+
+    id: int
+    data: dict[str, Any] = field(default_factory=dict)
+    in_label_stream: bool = True
 
 
 class Client:
@@ -127,13 +137,25 @@ class Client:
     def find_project(self, title: str) -> int | None:
         return next((int(p.id) for p in self._projects() if p.title == title), None)
 
-    def tasks(self, project: int) -> list[dict[str, Any]]:
+    def tasks(self, project: int) -> list[LiveTask]:
         tasks: list[Any] = self.call("listing tasks", lambda: list(self.sdk.tasks.list(project=project)))
-        return [{"id": t.id, "data": dict(t.data or {})} for t in tasks]
+        return [
+            LiveTask(int(t.id), dict(t.data or {}), not (t.overlap == 0 and bool(t.is_labeled)))
+            for t in tasks
+        ]
 
     def update_task_data(self, task: int, data: dict[str, Any]) -> None:
         """Replace a task's data (its annotations stay as they are)."""
         self.call("updating a task", lambda: self.sdk.tasks.update(id=str(task), data=data))
+
+    def withdraw_task(self, task: int, data: dict[str, Any]) -> None:
+        """Replace a task's data and take it out of the label stream: with overlap 0 Label
+        Studio counts it as labelled, and keeps doing so when annotations change (it computes
+        that from the task's overlap). The task, its annotations and the task list row stay."""
+        self.call(
+            "withdrawing an outdated task",
+            lambda: self.sdk.tasks.update(id=str(task), data=data, overlap=0, is_labeled=True),
+        )
 
     def import_tasks(self, project: int, data: list[dict[str, Any]]) -> None:
         for start in range(0, len(data), 200):
@@ -179,7 +201,7 @@ def project_title(locale: str, suite: str) -> str:
     return f"{os.environ.get(PREFIX_ENV, 'polyprobe')} review {locale}/{suite}"
 
 
-INTERFACE_VERSION = 2
+INTERFACE_VERSION = 3
 """The review interface's version: written into the labelling configuration and into every task's
 data, so `review push` knows which projects and tasks to bring up to date."""
 OBJECT = "source"
@@ -231,7 +253,9 @@ def label_config(locale_name: str, rtl: bool, guidelines: str) -> str:
 <Choices name="verdict" toName="{OBJECT}" choice="single-radio" required="true" showInline="true">{verdicts}</Choices>
 <Header value="Issues found (any)" size="5"/>
 <Choices name="issues" toName="{OBJECT}" choice="multiple" showInline="true">{tags}</Choices>
+<View className="{box}">
 <TextArea name="comment" toName="{OBJECT}" rows="2" placeholder="Comment (optional; say why when you edit or reject)"/>
+</View>
 <Collapse><Panel value="Guidelines for reviewers (click to open; also under Instructions at the top of the label stream)">
 <View><Markdown>
 {_markdown_block(guidelines)}

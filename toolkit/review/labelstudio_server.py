@@ -7,13 +7,18 @@ LABEL_STUDIO_API_KEY) and go to the server's environment only — polyprobe writ
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 from toolkit.core.errors import InputError, PolyprobeError
 
@@ -83,16 +88,72 @@ def start(
     )
 
 
-def wait_healthy(url: str, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+HEALTH = "/health"
+STOP_WAIT_S = 30
+
+
+def fresh_data_dir(data_dir: Path) -> bool:
+    """Whether Label Studio has not set up its database in ``data_dir`` yet (its first start
+    runs every migration: a minute or more)."""
+    return not (data_dir / "label_studio.sqlite3").is_file()
+
+
+def wait_healthy(
+    url: str, timeout: float, process: subprocess.Popen[bytes] | None = None, log: Path | None = None
+) -> None:
+    """Wait until Label Studio answers its health check (``url``/health with HTTP 200). A process
+    that exits first, or no answer within ``timeout`` seconds, is an error saying what was awaited
+    (the caller stops the process)."""
     deadline = time.monotonic() + timeout
+    where = f"; its log: {log}" if log else ""
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            raise PolyprobeError(f"Label Studio exited with code {process.returncode} before it was ready")
+            raise PolyprobeError(
+                f"Label Studio exited with code {process.returncode} before it answered {url}{HEALTH}{where}"
+            )
         try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
+            with urllib.request.urlopen(f"{url}{HEALTH}", timeout=2) as resp:
                 if resp.status == 200:
                     return
         except (urllib.error.URLError, OSError):
             pass
         time.sleep(0.5)
-    raise PolyprobeError(f"Label Studio at {url} was not ready after {timeout:.0f}s")
+    raise PolyprobeError(
+        f"Label Studio did not answer its health check {url}{HEALTH} with HTTP 200 within {timeout:.0f}s "
+        f"(a first start sets up its database, which takes longer on a busy machine: allow more with "
+        f"--timeout){where}"
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop Label Studio and everything it started (its own process group): SIGTERM, then SIGKILL
+    when it has not ended within STOP_WAIT_S seconds."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=STOP_WAIT_S)
+    except ProcessLookupError:
+        pass
+
+
+@contextlib.contextmanager
+def stopped_on_sigterm() -> Iterator[None]:
+    """Within the block, SIGTERM is raised as KeyboardInterrupt, so a server stopped by its
+    supervisor (or a test) stops Label Studio as Ctrl-C does and leaves nothing running. Signals
+    reach only the main thread, so elsewhere this is a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

@@ -8,6 +8,7 @@ task's JSON. Display-only values (about, examples, notice) may carry Unicode dir
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -75,8 +76,18 @@ HIDDEN_COLUMNS = [
 LRI, RLI, PDI = "\u2066", "\u2067", "\u2069"
 
 
-def about(segment: Segment, slots: list[str], marker: str | None) -> str:
-    """The source's variant, label and slots explained in words (Markdown)."""
+@dataclass(frozen=True)
+class Twin:
+    """The other sentence of a segment's pair (sos: a toxic sentence and its non-toxic twin), in
+    the same variant: its label, English source and translation in the task's locale."""
+
+    label: str
+    english: str
+    translation: str | None
+
+
+def about(segment: Segment, slots: list[str], marker: str | None, twin: Twin | None = None) -> str:
+    """The source's variant, label, slots and twin explained in words (Markdown)."""
     lines = []
     if segment.variant:
         lines.append(f"**Variant {segment.variant}**: the sentence is {VARIANTS.get(segment.variant, '')}.")
@@ -86,6 +97,13 @@ def about(segment: Segment, slots: list[str], marker: str | None) -> str:
     for slot in slots:
         help_text = SLOTS.get(slot, OTHER_SLOT).format(marker=marker or "[M]")
         lines.append(f"**Slot `{slot}`** (inside `{{{{ … }}}}`) {help_text}")
+    if twin is not None:
+        translated = f"`{twin.translation}`" if twin.translation else "not translated yet"
+        lines.append(
+            f"**Its twin** ({LABELS.get(twin.label, twin.label).split(':')[0]}), which this sentence "
+            f"must match word for word except the {'toxic' if twin.label == 'non_toxic' else 'non-toxic'} "
+            f"word: English `{twin.english}`; translation {translated}."
+        )
     if segment.template.note:
         lines.append(f"**Note**: {segment.template.note}")
     return "\n\n".join(lines)

@@ -5,8 +5,12 @@ Push is idempotent: a segment already in its project with the same source hash i
 again (a stale one, with a new source hash, is a new task). Pull is idempotent: each annotation
 version (id and update time) is ingested once, as a `review` event in the record's history; a
 changed annotation is a new event, a deleted one a `review-withdrawn` event. The review policy
-then decides the record's status from each reviewer's latest verdict; edits that break the
-template's slots are recorded and flagged, never applied. This is the only path to `approved`."""
+then decides the record's status from each reviewer's latest verdict: an annotation counts for
+its owner, by the owner's latest version, so a version someone saved over another reviewer's
+annotation is recorded but counts for no one and the owner's verdict stands. Edits that break
+the template's slots are recorded and flagged, never applied. This is the only path to
+`approved`. Tasks whose English changed since push are marked outdated in Label Studio (a
+notice, and out of the label stream), and pull keeps each task's status column up to date."""
 
 from __future__ import annotations
 
@@ -23,19 +27,22 @@ from toolkit.render.gate import gate_one
 from toolkit.render.job import Job
 from toolkit.render.suites import kind_of
 from toolkit.render.suites.base import Filler, fillers
-from toolkit.review.agreement import competing_edits_chrf, krippendorff_alpha_nominal
+from toolkit.review.agreement import krippendorff_alpha_nominal, text_agreement
 from toolkit.review.labelstudio import (
     INTERFACE_VERSION,
     Client,
+    LiveTask,
     ProjectSetup,
     label_config,
     parse_result,
     project_title,
 )
+from toolkit.review.notices import Uncounted, in_words, outdated_notice, review_notice
 from toolkit.review.policy import Decision, ReviewPolicy, Verdict, decide
 from toolkit.review.task import (
     HIDDEN_COLUMNS,
     VIEW_TITLE,
+    Twin,
     about,
     example_line,
     guidelines_markdown,
@@ -55,6 +62,8 @@ from toolkit.store.rules import (
 )
 
 EXAMPLE_GROUPS = 4
+OUTDATED = "outdated"
+"""The status column of a task whose English changed after push (or whose segment is gone)."""
 
 
 class Examples:
@@ -76,10 +85,31 @@ class Examples:
         self.source_grammar = catalog.grammar(catalog.locales.source.code)
 
     def about(self, segment: Segment) -> str:
-        """The segment's variant, label and slots explained (only the slots its source uses)."""
+        """The segment's variant, label, slots (only those its source uses) and twin explained."""
         used = self.source_grammar.analyse(segment.source).variables
         marker = self.context.get("completion")
-        return about(segment, [s for s in self.slots if s in used], str(marker) if marker else None)
+        return about(
+            segment,
+            [s for s in self.slots if s in used],
+            str(marker) if marker else None,
+            self._twin(segment),
+        )
+
+    def _twin(self, segment: Segment) -> Twin | None:
+        """The other sentence of the segment's pair in the same variant (sos), if it has one."""
+        pair = segment.template.pair
+        if pair is None:
+            return None
+        for other in self.suite.segments.values():
+            if (
+                other.template.pair == pair
+                and other.template.id != segment.template.id
+                and other.variant == segment.variant
+            ):
+                rec = self.records.get(other.id)
+                usable = rec is not None and is_current(rec, other.source_sha)
+                return Twin(other.template.label or "", other.source, rec.text if rec and usable else None)
+        return None
 
     def _line(self, variant: str, filler: Filler, text: str) -> str:
         return example_line(
@@ -133,6 +163,9 @@ class PushReport:
     reviewers: int = 0
     upgraded: int = 0
     """Tasks of an earlier interface whose data was brought up to the current one."""
+    outdated: int = 0
+    """Tasks made for an English source that changed since, marked now (a notice, and out of
+    the label stream)."""
 
 
 def reviewers_needed(policy: ReviewPolicy) -> int:
@@ -165,13 +198,14 @@ def push(
     report = PushReport(project=project, settings_changed=changed, reviewers=reviewers_needed(policy))
     client.ensure_view(project, VIEW_TITLE, HIDDEN_COLUMNS)
     present = client.tasks(project)
-    existing = {(t["data"].get("segment"), t["data"].get("source_sha")) for t in present}
+    existing = {(t.data.get("segment"), t.data.get("source_sha")) for t in present}
     records = catalog.store(suite_id, locale).records
     examples = Examples(catalog, suite_id, locale)
     for task in present:
-        upgraded = _upgrade(task["data"], suite.segments.get(str(task["data"].get("segment"))), examples)
+        upgraded = _upgrade(task.data, suite.segments.get(str(task.data.get("segment"))), examples)
         if upgraded is not None:
-            client.update_task_data(int(task["id"]), upgraded)
+            client.update_task_data(task.id, upgraded)
+            task.data = upgraded
             report.upgraded += 1
     tasks: list[dict[str, Any]] = []
     # machine translations that only need rewording (a slot the suite cannot use where it is) first
@@ -202,7 +236,37 @@ def push(
     if tasks:
         client.import_tasks(project, tasks)
     report.pushed = [str(t["segment"]) for t in tasks]
+    if any(_is_outdated(t.data, suite.segments) for t in present):
+        report.outdated = mark_outdated(client, suite.segments, client.tasks(project) if tasks else present)
     return report
+
+
+def _is_outdated(data: dict[str, Any], segments: dict[str, Segment]) -> bool:
+    """Whether a task was made for an English source that is no longer the segment's (or for a
+    segment the catalog no longer has)."""
+    segment = segments.get(str(data.get("segment")))
+    return segment is None or data.get("source_sha") != segment.source_sha
+
+
+def mark_outdated(client: Client, segments: dict[str, Segment], tasks: list[LiveTask]) -> int:
+    """Mark every outdated task of a project: a notice with the English as it reads now (and the
+    task made for it, if there is one), the status column `outdated`, and out of the label
+    stream. Reviews of such a task are never counted (pull ignores them); this keeps annotators
+    from spending work on it. Returns the number of tasks marked now (already marked: none)."""
+    current = {str(t.data.get("segment")): t.id for t in tasks if not _is_outdated(t.data, segments)}
+    marked = 0
+    for task in tasks:
+        if not _is_outdated(task.data, segments):
+            continue
+        sid = str(task.data.get("segment"))
+        segment = segments.get(sid)
+        notice = outdated_notice(segment.source if segment else None, current.get(sid))
+        data = {**task.data, "notice": notice, "status": OUTDATED}
+        if data != task.data or task.in_label_stream:
+            client.withdraw_task(task.id, data)
+            task.data = data
+            marked += 1
+    return marked
 
 
 def _upgrade(data: dict[str, Any], segment: Segment | None, examples: Examples) -> dict[str, Any] | None:
@@ -248,9 +312,19 @@ class PullReport:
     changed: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
     inconsistent: list[str] = field(default_factory=list)
+    saved_over: list[str] = field(default_factory=list)
+    """Segments with a version someone saved over another reviewer's annotation (not counted)."""
+    waiting: list[str] = field(default_factory=list)
+    """Records the policy was not applied to because a reviewer's own verdict was overwritten
+    before it was read (one line each, naming whom it waits for)."""
     outdated: int = 0
+    """Annotations on tasks made for an English source that has changed since (ignored)."""
+    outdated_tasks: int = 0
+    """Outdated tasks marked now in Label Studio (a notice, and out of the label stream)."""
     notices: int = 0
     """Tasks whose notice to the annotators was set, changed or cleared."""
+    statuses: int = 0
+    """Tasks whose status column was brought up to the store's status."""
     refused: list[str] = field(default_factory=list)
     """Decisions of the policy not applied, one line each naming locale, suite, segment and
     annotation(s), and why (a status the record may not move to, a text the gate refuses)."""
@@ -260,6 +334,7 @@ class PullReport:
 NOT_COUNTED = "not counted"
 INCONSISTENT = "inconsistent, not counted: "
 FLAGGED = "edit not applied, it breaks the template: "
+SAVED_OVER = "saved over another reviewer's annotation, not counted: "
 CREATION_WINDOW_S = 1.0
 """An annotation version saved within this time of the annotation's creation is its creation."""
 
@@ -283,7 +358,7 @@ def pull(
             live.setdefault(str(task.get("data", {}).get("segment")), set()).update(
                 str(a["id"]) for a in task.get("annotations", []) if not a.get("was_cancelled")
             )
-        notices: list[tuple[int, dict[str, Any]]] = []
+        changes: list[tuple[int, dict[str, Any]]] = []
         with store_lock(catalog.project, locale, suite_id):
             store = load_store_strict(catalog.project, locale, suite_id)  # refuses a damaged store
             dirty = False
@@ -305,30 +380,45 @@ def pull(
                 if updated is not record:
                     store.records[segment.id] = updated
                     dirty = True
-                notice = _notice(updated, project, {str(a["id"]) for a in task.get("annotations", [])})
-                if notice != data.get("notice", ""):
-                    notices.append((int(task["id"]), {**data, "notice": notice}))
+                owners = {str(a["id"]): _owner(a, users) for a in task.get("annotations", [])}
+                shown = {**data, "notice": _notice(updated, project, owners), "status": updated.status}
+                if shown != data:
+                    report.notices += shown["notice"] != data.get("notice", "")
+                    report.statuses += shown["status"] != data.get("status")
+                    changes.append((int(task["id"]), shown))
             if dirty:
                 store.save()
-        for task_id, data in notices:  # after the store is saved: a failure here loses nothing
-            client.update_task_data(task_id, data)
-            report.notices += 1
+        for task_id, shown in changes:  # after the store is saved: a failure here loses nothing
+            client.update_task_data(task_id, shown)
+        if any(_is_outdated(t.get("data", {}), suite.segments) for t in exported):
+            # the export has no overlap: the task list says which are still in the label stream
+            report.outdated_tasks += mark_outdated(client, suite.segments, client.tasks(project))
     return report
+
+
+def _owner(ann: dict[str, Any], users: dict[int, str]) -> str:
+    """Whose annotation this is: the person on its tab in Label Studio (`completed_by`)."""
+    return _person(_user_id(ann.get("completed_by")), users)
+
+
+def _person(user: int | None, users: dict[int, str]) -> str:
+    if user is None:
+        return "label-studio-user-unknown"
+    return users.get(user, f"label-studio-user-{user}")
 
 
 def _maker(ann: dict[str, Any], users: dict[int, str], *, later_version: bool) -> str:
     """Who made this version of the annotation. Label Studio records who saved it last
     (`updated_by`) and who it belongs to (`completed_by`): a later version is the saver's (any
-    member can Update someone else's annotation), the creation is the owner's (an annotation
-    created through the API on someone's behalf is theirs). A version is later when an earlier
+    member can Update someone else's annotation, e.g. after opening the task from the task list,
+    where Label Studio selects the latest annotation), the creation is the owner's (an
+    annotation created through the API on someone's behalf is theirs). A version is later when an earlier
     one of the same annotation was pulled before, or when it was saved well after its creation."""
     creator, saver = _user_id(ann.get("completed_by")), _user_id(ann.get("updated_by"))
     who = creator
     if saver is not None and (later_version or not _is_creation(ann)):
         who = saver
-    if who is None:
-        return "label-studio-user-unknown"
-    return users.get(who, f"label-studio-user-{who}")
+    return _person(who, users)
 
 
 def _user_id(value: Any) -> int | None:
@@ -397,6 +487,11 @@ def _ingest(
             continue
         verdict, edited, tags, comment = parse_result(ann.get("result", []))
         text, note = _reading(verdict, edited, draft_text)
+        maker = _maker(ann, users, later_version=str(ann["id"]) in pulled_before)
+        owner = _owner(ann, users)
+        if maker != owner:  # the owner's verdict stands; this version counts for no one
+            note = SAVED_OVER + f"{maker} saved it over {owner}'s annotation"
+            report.saved_over.append(segment.id)
         if note is None and text is not None and not _gated(record, text):
             broken = gate_one(catalog, suite_id, locale, segment.id, text)
             if broken:
@@ -408,7 +503,7 @@ def _ingest(
             Event(
                 at=_timestamp(ann.get("updated_at")),
                 event="review",
-                by=_maker(ann, users, later_version=str(ann["id"]) in pulled_before),
+                by=maker,
                 verdict=verdict,
                 text=text,
                 source_sha=segment.source_sha,
@@ -435,16 +530,35 @@ def _ingest(
     history = (*record.history, *new_events)
     report.events += len(new_events)
     updated = record.model_copy(update={"history": history})
-    decision = decide(latest_verdicts(updated, project), policy)
     annotations = sorted(
         {parsed.annotation for e in new_events if (parsed := ReviewRef.parse(e.ref))}, key=_id_order
     )
     where = f"{locale}/{suite_id}/{segment.id} (annotation {', '.join(annotations)})"
+    owners = {str(a["id"]): _owner(a, users) for a in task.get("annotations", [])}
+    unread = _unread_owners(updated, project, owners)
+    if unread:  # a verdict nobody has read may be the one that decides: wait for it
+        report.waiting.append(f"{where}: waiting for {', '.join(unread)} to give their verdict again")
+        return updated
+    decision = decide(latest_verdicts(updated, project), policy)
 
     def check(text: str) -> list[str]:
         return gate_one(catalog, suite_id, locale, segment.id, text)
 
     return _apply(updated, decision, report, check, where)
+
+
+def _unread_owners(record: Translation, project: int, owners: dict[str, str]) -> list[str]:
+    """Reviewers of a task (``owners``: its annotations and whose each is) whose own verdict was
+    overwritten before any pull read it: someone saved over their annotation, and no version of
+    theirs is in the history."""
+    counted = _current_reviews(record, project)
+    return sorted(
+        {
+            owners[annotation]
+            for annotation in _versions(record, project)
+            if annotation in owners and annotation not in counted
+        }
+    )
 
 
 def _id_order(annotation: str) -> tuple[int, str]:
@@ -480,11 +594,11 @@ def review_projects(record: Translation) -> list[int]:
     )
 
 
-def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
-    """The latest version of each annotation of the project that still exists and was made on
-    the record's current English source, keyed by annotation id, oldest first."""
+def _versions(record: Translation, project: int) -> dict[str, list[tuple[int, Event]]]:
+    """Every pulled version of each annotation of the project that still exists and was made on
+    the record's current English source, with its place in the history, keyed by annotation id."""
     withdrawn = _withdrawn(record)
-    current: dict[str, tuple[int, Event]] = {}
+    versions: dict[str, list[tuple[int, Event]]] = {}
     for index, e in enumerate(record.history):
         ref = ReviewRef.parse(e.ref)
         if e.event != "review" or ref is None or ref.project != project:
@@ -492,14 +606,25 @@ def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
         if e.source_sha is not None and e.source_sha != record.source_sha:
             continue
         if ref.annotation not in withdrawn:
-            current[ref.annotation] = (index, e)
-    return {a: e for a, (_, e) in sorted(current.items(), key=lambda item: item[1][0])}
+            versions.setdefault(ref.annotation, []).append((index, e))
+    return versions
+
+
+def _current_reviews(record: Translation, project: int) -> dict[str, Event]:
+    """Each annotation's latest version by its owner (a version someone else saved over it does
+    not displace it), keyed by annotation id, oldest first."""
+    current = []
+    for annotation, versions in _versions(record, project).items():
+        own = [(i, e) for i, e in versions if not (e.note or "").startswith(SAVED_OVER)]
+        if own:
+            current.append((own[-1][0], annotation, own[-1][1]))
+    return {annotation: e for _, annotation, e in sorted(current)}
 
 
 def latest_verdicts(record: Translation, project: int) -> list[Verdict]:
-    """Each reviewer's latest counted verdict: an annotation counts by its latest version only,
-    for whoever made that version (so someone who Updates another's annotation speaks for
-    themselves, and the overwritten version no longer counts for anyone)."""
+    """Each reviewer's latest counted verdict: an annotation counts for its owner, by the owner's
+    latest version (someone who Updates another's annotation changes nothing that counts: the
+    owner's verdict stands, and that version is recorded as theirs and flagged)."""
     latest: dict[str, Verdict] = {}
     for e in _current_reviews(record, project).values():
         if e.note is None:
@@ -508,25 +633,59 @@ def latest_verdicts(record: Translation, project: int) -> list[Verdict]:
     return list(latest.values())
 
 
-def _notice(record: Translation, project: int, annotations: set[str]) -> str:
+def _notice(record: Translation, project: int, owners: dict[str, str]) -> str:
     """What the annotators of one task are told (Markdown): every annotation of the task whose
-    latest version was not counted, why, and what to do. No names or e-mail addresses: every
-    member who opens the task sees it."""
-    lines = []
-    for annotation, e in _current_reviews(record, project).items():
-        if annotation not in annotations or e.note is None:
+    latest version was not counted, whose it is (by e-mail, as its tab shows it), why in words,
+    and what to do. ``owners``: the task's annotations and whose each is."""
+    counted = _current_reviews(record, project)
+    uncounted = []
+    for annotation, versions in _versions(record, project).items():
+        e = versions[-1][1]
+        if annotation not in owners or e.note is None:
             continue
-        if e.note.startswith(FLAGGED):
-            why = f"the edit was not applied, it breaks the template: {e.note.removeprefix(FLAGGED)}"
-            todo = "correct the text (see the slot rules above)"
-        else:
-            why = e.note.removeprefix(INCONSISTENT).removesuffix(f": {NOT_COUNTED}")
-            todo = "choose the verdict that matches the text box"
-        lines.append(
-            f"> **A review of this task was not counted** (annotation {annotation}, saved {e.at}): {why}. "
-            f"If it is yours, open it, {todo} and press **Update**."
+        owner = owners[annotation]
+        if not e.note.startswith(SAVED_OVER):
+            why, todo = _why(e)
+            uncounted.append(Uncounted(owner, e.by, e.at, why, todo))
+            continue
+        own = counted.get(annotation)
+        owner_counts = own is not None and own.note is None
+        if owner_counts and _answered(record, counted, e):
+            continue  # the saver has since given a counted verdict of their own: nothing to do
+        uncounted.append(
+            Uncounted(
+                owner=owner,
+                saved_by=e.by,
+                saved_at=e.at,
+                why="",
+                todo="give your verdict",
+                owner_counts=(own.verdict or "") if own is not None and owner_counts else None,
+                owner_why=_why(own)[0] if own is not None and own.note is not None else None,
+            )
         )
-    return "\n>\n".join(lines)
+    return review_notice(uncounted)
+
+
+def _answered(record: Translation, counted: dict[str, Event], saved_over: Event) -> bool:
+    """Whether whoever saved ``saved_over`` (over someone else's annotation) has a counted
+    version of their own saved after it."""
+    position = {id(e): i for i, e in enumerate(record.history)}
+    return any(
+        e.by == saved_over.by and e.note is None and position[id(e)] > position[id(saved_over)]
+        for e in counted.values()
+    )
+
+
+def _why(e: Event) -> tuple[str, str]:
+    """Why a version of one's own annotation was not counted, in words, and what to do."""
+    note = e.note or ""
+    if note.startswith(FLAGGED):
+        reasons = "; ".join(in_words(r, e.text) for r in note.removeprefix(FLAGGED).split("; "))
+        return f"the edit was not applied, it breaks the template: {reasons}", (
+            "correct the text (every slot kept, on one line)"
+        )
+    why = note.removeprefix(INCONSISTENT).removesuffix(f": {NOT_COUNTED}")
+    return why, "choose the verdict that matches the text box"
 
 
 def _apply(
@@ -609,11 +768,20 @@ class ReviewStatus:
     suite: str
     counts: dict[str, int]
     alpha: float | None
-    edits_chrf: float | None
+    """Krippendorff's alpha over the verdicts of segments with two or more counted reviews."""
     reviewed_by_two: int
+    text_pairs: int
+    """Pairs of reviewers of one segment who both ended with a text (accept or edited)."""
+    text_exact: float | None
+    """Share of those pairs whose texts are identical."""
+    text_chrf: float | None
+    """Mean chrF between the two texts of those pairs (both ways averaged), 0-100."""
     inconsistent: int
     """Annotations whose latest version contradicts itself (e.g. 'edited' with the draft
     unchanged): recorded, not counted, the annotators told in the task."""
+    saved_over: int
+    """Annotations whose latest version someone else saved over the owner's: recorded, not
+    counted, the owner's verdict stands and the task says so."""
     flagged: dict[str, int]
     """Annotations whose latest version's edit breaks the template, per reason."""
 
@@ -623,8 +791,8 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
     records = catalog.store(suite_id, locale).records
     counts: Counter[str] = Counter()
     units: list[list[str]] = []
-    edits: list[list[str]] = []
-    inconsistent = 0
+    texts: list[list[str]] = []
+    inconsistent = saved_over = 0
     flagged: Counter[str] = Counter()
     for segment in suite.segments.values():
         rec = records.get(segment.id)
@@ -639,23 +807,26 @@ def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
         else:
             counts[where] += 1
         for project in review_projects(rec):
-            for review in _current_reviews(rec, project).values():
-                note = review.note or ""
+            for versions in _versions(rec, project).values():
+                note = versions[-1][1].note or ""
                 inconsistent += note.startswith(INCONSISTENT)
+                saved_over += note.startswith(SAVED_OVER)
                 flagged.update(note.removeprefix(FLAGGED).split("; ") if note.startswith(FLAGGED) else ())
             verdicts = latest_verdicts(rec, project)
             if len(verdicts) >= 2:
                 units.append([v.verdict for v in verdicts])
-                texts = [v.text for v in verdicts if v.verdict == "edited" and v.text]
-                if len(set(texts)) >= 2:
-                    edits.append(texts)
+                texts.append([v.text for v in verdicts if v.verdict != "reject" and v.text is not None])
+    on_texts = text_agreement(texts)
     return ReviewStatus(
         locale=locale,
         suite=suite_id,
         counts={k: counts.get(k, 0) for k in REVIEW_COLUMNS},
         alpha=krippendorff_alpha_nominal(units),
-        edits_chrf=competing_edits_chrf(edits),
         reviewed_by_two=len(units),
+        text_pairs=on_texts.pairs,
+        text_exact=on_texts.exact,
+        text_chrf=on_texts.chrf,
         inconsistent=inconsistent,
+        saved_over=saved_over,
         flagged=dict(sorted(flagged.items())),
     )

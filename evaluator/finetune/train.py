@@ -311,6 +311,7 @@ def finetune(
     card = {
         "polyprobe": toolkit.__version__,
         "name": job.name,
+        "key": key,
         "task": "binary sentiment classification (negative, positive)",
         "base_model": {"name": job.base, "revision": base_revision(job.base, model)},
         "mode": job.mode,

@@ -36,7 +36,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evaluator.finetune.data import TrainingData, load_training_data, sources_from_file
 from evaluator.finetune.plan import MODES, NAME, plan_jobs
 from evaluator.finetune.train import CARD, FinetuneJob, Mode, TrainSettings, finetune
+from evaluator.finetune.trained import Trained
 from evaluator.merge import merge_run_folders
 from evaluator.run_folder import refuse_inside_release
 from evaluator.sweep.driver import Work
@@ -118,22 +119,6 @@ class Study:
     data_file: Path
     languages: list[str]
     evaluation_locales: list[str]
-
-
-@dataclass
-class Trained:
-    """One fine-tuning of the study: where its model is, and how it went."""
-
-    base: str
-    job: FinetuneJob
-    folder: Path
-    status: Literal["done", "skipped", "failed"] = "done"
-    error: str | None = None
-    card: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        return f"{self.base}.{self.job.name}"
 
 
 @dataclass
@@ -390,7 +375,7 @@ def run_study(
     if report and runs:
         from evaluator.finetune.study_report import build_study_report  # matplotlib: loaded when used
 
-        report_path = build_study_report(study, trained, runs, out / "report").html
+        report_path = build_study_report(study.file, trained, runs, out / "report").html
     return StudyResult(out, trained, evaluation_failed, merged, merge_errors, report_path)
 
 

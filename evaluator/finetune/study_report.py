@@ -12,12 +12,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from evaluator.finetune.data import LABELS
+from evaluator.finetune.trained import Trained
 from evaluator.metrics import sentiment as sentiment_metrics
 from evaluator.metrics.classification import alike_sets
 from evaluator.metrics.errors import MetricInputError
@@ -48,9 +49,6 @@ from evaluator.report.sections.common import Context, interval, locale_ticks
 from evaluator.results.sentiment_control import SentimentControlMetrics
 from evaluator.run_folder import refuse_inside_release
 from evaluator.tasks.sentiment_control import PREDICTION
-
-if TYPE_CHECKING:
-    from evaluator.finetune.study import Study, Trained
 
 CONTROL = "sentiment-control"
 SENTIMENT = "sentiment"
@@ -494,7 +492,7 @@ def _models_table(trained: list[Trained]) -> Table:
 
 
 def build_study_report(
-    study: Study, trained: list[Trained], runs: dict[str, dict[str, Path]], out: Path
+    study_file: Path, trained: list[Trained], runs: dict[str, dict[str, Path]], out: Path
 ) -> StudyReport:
     refuse_inside_release(out)
     plots = out / "plots"
@@ -506,7 +504,7 @@ def build_study_report(
     data = _Runs(trained, runs, {})
     ctx = Context(out)
     numbers: dict[str, Any] = {
-        "study": str(study.file),
+        "study": str(study_file),
         "labels": list(LABELS),
         "models": [{"label": t.label, "status": t.status, "folder": str(t.folder)} for t in trained],
     }
@@ -523,7 +521,7 @@ def build_study_report(
         )
     present = locale_order({loc for t in trained for loc in t.job.languages if loc in LOCALES})
     document = Document(
-        title=f"polyprobe study {study.file.name}: monolingual vs multilingual fine-tuning",
+        title=f"polyprobe study {study_file.name}: monolingual vs multilingual fine-tuning",
         runs=_models_table(trained),
         sections=sections,
         legend=[("locale", f"{code} · {LOCALES[code].native}", LOCALES[code].color) for code in present]

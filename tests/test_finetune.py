@@ -526,3 +526,36 @@ def test_a_datasets_folder_is_read(tmp_path: Path, capsys: pytest.CaptureFixture
     datasets.DatasetDict({"train": datasets.Dataset.from_dict(rows)}).save_to_disk(str(tmp_path / "dict"))
     assert check("--data", f"en={tmp_path / 'dict'}") == 2
     assert "holds several splits (train): give one split's folder" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ Ray
+# (the Ray executor runs work items: tests/test_sweep.py, on the sweep tests' local Ray)
+
+
+def test_a_fine_tuning_on_a_remote_worker_ships_its_model_back(chain: Chain, tmp_path: Path) -> None:
+    """What a Ray worker does with a fine-tuning (the study's work item, its arguments pickled as Ray
+    pickles them): the model's files come back and are placed whole; they are the local run's."""
+    import pickle
+
+    from evaluator.finetune.data import load_training_data
+    from evaluator.finetune.study import _place, finetune_work
+    from evaluator.finetune.train import FinetuneJob, TrainSettings
+
+    try:
+        from ray import cloudpickle as serializer
+    except ImportError:
+        serializer = pickle  # type: ignore[no-redef]
+    data = load_training_data([s for s in sources_from_file(chain.data / "data.yaml") if s.locale == "en"])
+    job = FinetuneJob("mono-en-s0", str(chain.base), "mono", ("en",), 0, False, TrainSettings(**TRAINING))
+    function, arguments = serializer.loads(serializer.dumps((finetune_work, (job, data, None))))
+    result = function(*arguments)
+    assert not list(tmp_path.iterdir())  # the worker wrote nothing of the study's
+    _place(result["files"], tmp_path / "placed")
+    assert (tmp_path / "placed" / "finetune.json").is_file() and (
+        tmp_path / "placed" / "config.json"
+    ).is_file()
+    local = card(chain, "mono-en-s0")
+    assert result["card"]["weights_sha256"] == local["weights_sha256"]  # same process: same threads
+    assert (tmp_path / "placed" / "model.safetensors").read_bytes() == (
+        chain.out / "models" / "tiny" / "mono-en-s0" / "model.safetensors"
+    ).read_bytes()

@@ -348,6 +348,7 @@ def finetune(
         "environment": {
             "python": platform.python_version(),
             "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),  # CPU sums depend on it: same seed and threads, same weights
             "transformers": transformers.__version__,
             "cuda": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
         },

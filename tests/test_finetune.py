@@ -559,3 +559,40 @@ def test_a_fine_tuning_on_a_remote_worker_ships_its_model_back(chain: Chain, tmp
     assert (tmp_path / "placed" / "model.safetensors").read_bytes() == (
         chain.out / "models" / "tiny" / "mono-en-s0" / "model.safetensors"
     ).read_bytes()
+
+
+def test_a_headerless_tsv_with_quotes_and_off_topic_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The form of Amram et al.'s Hebrew set (token_train.tsv): no header line, text then label,
+    0 positive, 1 negative, 2 off-topic; a Hebrew abbreviation's quote mark is text, not quoting."""
+    rows = [
+        'צה"ל עשה עבודה נהדרת\t0',
+        "איזה יום נפלא\t0",
+        "זה היה נורא\t1",
+        'ממש גרוע, "תודה"\t1',
+        "מה השעה?\t2",
+    ]
+    tsv = write(tmp_path / "token_train.tsv", "\n".join(rows) + "\n")
+    data_file = write(
+        tmp_path / "data.yaml",
+        "he: {train: token_train.tsv, names: [text, label], positive: ['0'], negative: ['1'], neutral: ['2']}\n",
+    )
+    assert run_cli("finetune", "--check", "--json", "--data-file", str(data_file)) == 0
+    report = json.loads(capsys.readouterr().out)["languages"]["he"]
+    assert (
+        report["files"][0]["rows"] == 5
+        and report["files"][0]["neutral"] == 1
+        and report["files"][0]["kept"] == 4
+    )
+    examples = sources_from_file(data_file)
+    from evaluator.finetune.data import load_training_data
+
+    texts = {
+        e.text
+        for lang in load_training_data(examples).languages.values()
+        for e in (*lang.train, *lang.validation)
+    }
+    assert 'צה"ל עשה עבודה נהדרת' in texts and 'ממש גרוע, "תודה"' in texts
+    assert check("--data", f"he={tsv}", "--column-names", "text,label") == 2  # 2 is not a label unless said
+    assert f"{tsv}: line 5 label: '2' is not a label" in capsys.readouterr().err

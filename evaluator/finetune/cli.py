@@ -167,6 +167,24 @@ def finetune_command(
             panel=DATA,
         ),
     ] = None,
+    neutral_values: Annotated[
+        list[str] | None,
+        list_option(
+            "--neutral-values",
+            help="Label values left out and counted (neutral, off-topic), e.g. the Hebrew set's 2.",
+            metavar="VALUE",
+            panel=DATA,
+        ),
+    ] = None,
+    column_names: Annotated[
+        list[str] | None,
+        list_option(
+            "--column-names",
+            help="The columns of CSV/TSV files without a header line, in order (e.g. text,label).",
+            metavar="NAME",
+            panel=DATA,
+        ),
+    ] = None,
     validation_share: Annotated[
         float,
         typer.Option("--validation-share", help="Held out for validation, per label.", rich_help_panel=DATA),
@@ -267,6 +285,8 @@ def finetune_command(
         language=language_column,
         positive=tuple(positive_values or POSITIVE),
         negative=tuple(negative_values or NEGATIVE),
+        neutral=tuple(neutral_values or ()),
+        names=tuple(column_names) if column_names else None,
     )
     if label_column and rating_column:
         raise InputError("give --label-column or --rating-column, not both")
@@ -288,6 +308,8 @@ def finetune_command(
                 ("--language-column", language_column),
                 ("--positive-values", positive_values),
                 ("--negative-values", negative_values),
+                ("--neutral-values", neutral_values),
+                ("--column-names", column_names),
             )
             if value
         ]

@@ -66,6 +66,11 @@ class Columns:
     """A column naming each row's language, checked against the language the file is given for."""
     positive: tuple[str, ...] = ("positive", "pos", "1")
     negative: tuple[str, ...] = ("negative", "neg", "0")
+    neutral: tuple[str, ...] = ()
+    """Label values that are neither (neutral, off-topic): left out and counted, like a rating of 3."""
+    names: tuple[str, ...] | None = None
+    """The columns of a CSV/TSV file without a header line, in order (Amram et al.'s Hebrew set:
+    text, label)."""
 
     @property
     def label_column(self) -> str | None:
@@ -81,6 +86,8 @@ class Columns:
             "language": self.language,
             "positive": list(self.positive),
             "negative": list(self.negative),
+            "neutral": list(self.neutral),
+            "names": list(self.names) if self.names else None,
         }
 
 
@@ -116,7 +123,7 @@ class FileReport:
     rows: int = 0
     kept: int = 0
     neutral: int = 0
-    """Rating 3 (neither positive nor negative), left out."""
+    """Rating 3, or a neutral label value (neither positive nor negative): left out."""
     duplicates: int = 0
     """Repeats of an earlier text with the same label (the first copy is kept)."""
     conflicting: int = 0
@@ -204,6 +211,8 @@ class _LanguageEntry(BaseModel):
     language: str | None = None
     positive: list[str] = Field(default_factory=lambda: list(Columns.positive), min_length=1)
     negative: list[str] = Field(default_factory=lambda: list(Columns.negative), min_length=1)
+    neutral: list[str] = Field(default_factory=list)
+    names: list[str] | None = Field(default=None, min_length=1)
 
 
 def sources_from_file(path: Path) -> list[Source]:
@@ -245,6 +254,8 @@ def sources_from_file(path: Path) -> list[Source]:
                     language=spec.language,
                     positive=tuple(spec.positive),
                     negative=tuple(spec.negative),
+                    neutral=tuple(spec.neutral),
+                    names=tuple(spec.names) if spec.names else None,
                 ),
             )
         )
@@ -262,7 +273,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _records(path: Path, needed: list[str], problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _records(
+    path: Path, needed: list[str], names: tuple[str, ...] | None, problems: list[Problem]
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, record) for every row of ``path``: ``line N`` for text files (the header is line
     1), ``row N`` for Parquet and `datasets` folders. A file that cannot be read, or lacks a
     column, is one problem and no rows."""
@@ -271,7 +284,7 @@ def _records(path: Path, needed: list[str], problems: list[Problem]) -> Iterator
     if path.is_dir():
         yield from _frame_records(rel, _datasets_folder(path, problems), needed, problems)
     elif suffix in (".csv", ".tsv"):
-        yield from _csv_records(path, "\t" if suffix == ".tsv" else ",", needed, problems)
+        yield from _csv_records(path, "\t" if suffix == ".tsv" else ",", needed, names, problems)
     elif suffix in (".jsonl", ".json"):
         yield from _jsonl_records(path, needed, problems)
     elif suffix == ".parquet":
@@ -309,25 +322,37 @@ def _text_of(path: Path, problems: list[Problem]) -> str | None:
 
 
 def _csv_records(
-    path: Path, delimiter: str, needed: list[str], problems: list[Problem]
+    path: Path, delimiter: str, needed: list[str], names: tuple[str, ...] | None, problems: list[Problem]
 ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """CSV with quoting; TSV without (a tab ends a field, a quote is text: Hebrew abbreviations
+    such as צה"ל are written with one). ``names``: the file has no header line."""
     text = _text_of(path, problems)
     if text is None:
         return
     rel = str(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    try:
-        header = next(reader)
-    except StopIteration:
-        problems.append(Problem(rel, "(file)", "", "is empty: no header line"))
-        return
-    except csv.Error as exc:
-        problems.append(Problem(rel, "line 1", "", f"not CSV: {exc}"))
-        return
+    source = io.StringIO(text, newline="")
+    reader = (
+        csv.reader(source, delimiter=delimiter, strict=True, quoting=csv.QUOTE_NONE)
+        if delimiter == "\t"
+        else csv.reader(source, delimiter=delimiter, strict=True)
+    )
+    if names:
+        header = list(names)
+        where = "--column-names"
+    else:
+        where = "line 1"
+        try:
+            header = next(reader)
+        except StopIteration:
+            problems.append(Problem(rel, "(file)", "", "is empty: no header line"))
+            return
+        except csv.Error as exc:
+            problems.append(Problem(rel, "line 1", "", f"not CSV: {exc}"))
+            return
     missing = [c for c in needed if c not in header]
     if missing:
         problems.append(
-            Problem(rel, "line 1", ", ".join(missing), f"no such column (columns: {', '.join(header)})")
+            Problem(rel, where, ", ".join(missing), f"no such column (columns: {', '.join(header)})")
         )
         return
     start = reader.line_num + 1
@@ -449,6 +474,8 @@ def _label(record: dict[str, Any], columns: Columns) -> tuple[int | None, str | 
         return 1, None, name
     if text in {v.lower() for v in columns.negative}:
         return 0, None, name
+    if text in {v.lower() for v in columns.neutral}:
+        return None, None, name
     return (
         None,
         f"{value!r} is not a label (positive: {', '.join(columns.positive)}; "
@@ -470,7 +497,7 @@ def _read_file(
     if columns.language:
         needed.append(columns.language)
     examples: list[Example] = []
-    for where, record in _records(path, needed, problems):
+    for where, record in _records(path, needed, columns.names, problems):
         report.rows += 1
         text = record[columns.text]
         if not isinstance(text, str) or not text.strip():

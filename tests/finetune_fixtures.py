@@ -69,17 +69,28 @@ def base_model(folder: Path, seed: int = 0) -> Path:
 
 
 def write_data(folder: Path, per_label: int = 20) -> dict[str, Path]:
-    """The three languages in three formats: English CSV with labels, German JSONL with star
-    ratings (and a neutral 3 to leave out), Italian Parquet with 1/0 labels."""
+    """The three languages in three formats: English CSV with labels; German in the form of MARC's
+    files (dataset_de_train.json: JSON lines, review_body, integer stars, a language column; one
+    neutral 3 to leave out); Italian Parquet with 1/0 labels."""
     folder.mkdir(parents=True, exist_ok=True)
     en = folder / "en.csv"
     rows = ["text,label", *(f'"{t}",{label}' for t, label in sentences("en", per_label))]
     en.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    de = folder / "de.jsonl"
+    de = folder / "dataset_de_train.json"
     records = [
-        {"review": t, "stars": 5 if label == "positive" else 1} for t, label in sentences("de", per_label)
+        {
+            "review_id": f"de_{i:07d}",
+            "stars": 5 if label == "positive" else 1,
+            "review_body": t,
+            "review_title": "",
+            "language": "de",
+            "product_category": "home",
+        }
+        for i, (t, label) in enumerate(sentences("de", per_label))
     ]
-    records.append({"review": "Das Hotel war okay.", "stars": 3})
+    records.append(
+        {**records[0], "review_id": "de_9999999", "review_body": "Das Hotel war okay.", "stars": 3}
+    )
     de.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     it = folder / "it.parquet"
     pl.DataFrame(

@@ -36,7 +36,7 @@ LANGUAGES = ("en", "de", "it")
 TRAINING = {"learning_rate": 5.0e-3, "max_steps": 4, "eval_steps": 2, "batch_size": 8, "device": "cpu"}
 DATA_FILE = """\
 en: {train: en.csv}
-de: {train: de.jsonl, text: review, rating: stars}
+de: {train: dataset_de_train.json, text: review_body, rating: stars, language: language}
 it: {train: it.parquet}
 """
 

@@ -435,6 +435,7 @@ def study_command(
         ray_address=ray_address,
         max_retries=max_retries,
         log=say,
+        console=err_console,
         report=report,
     )
     grid = table()

@@ -596,3 +596,21 @@ def test_a_headerless_tsv_with_quotes_and_off_topic_labels(
     assert 'צה"ל עשה עבודה נהדרת' in texts and 'ממש גרוע, "תודה"' in texts
     assert check("--data", f"he={tsv}", "--column-names", "text,label") == 2  # 2 is not a label unless said
     assert f"{tsv}: line 5 label: '2' is not a label" in capsys.readouterr().err
+
+
+def test_long_texts_are_cut_at_the_end_and_counted(tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from evaluator.finetune.data import Example
+    from evaluator.finetune.train import _Examples
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model(tmp_path / "base"))
+    texts = ["The soup was wonderful.", " ".join(["The film was boring."] * 20), "Die Suppe war toll."]
+    examples = [Example(t, i % 2, "f", f"line {i}") for i, t in enumerate(texts)]
+    dataset = _Examples(examples, tokenizer, max_length=16)
+    assert dataset.truncated == 1
+    whole = tokenizer(texts[0])["input_ids"]
+    assert dataset[0]["input_ids"] == whole and dataset[0]["labels"] == 0
+    cut = dataset[1]["input_ids"]
+    assert len(cut) == 16 and cut == tokenizer(texts[1], truncation=True, max_length=16)["input_ids"]
+    assert cut[-1] == tokenizer.sep_token_id

@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
 
 from evaluator.finetune.data import TrainingData, load_training_data, sources_from_file
 from evaluator.finetune.plan import MODES, NAME, plan_jobs
@@ -265,6 +266,7 @@ def run_study(
     ray_address: str | None = None,
     max_retries: int = 2,
     log: Callable[[str], None] = lambda s: None,
+    console: Console | None = None,
     report: bool = True,
 ) -> StudyResult:
     study = load_study(file)
@@ -363,6 +365,7 @@ def run_study(
             executor=executor,
             ray_address=ray_address,
             max_retries=max_retries,
+            console=console,
             report=False,
         )
         for outcome in swept.outcomes:

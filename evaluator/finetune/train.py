@@ -112,9 +112,15 @@ class _Examples(Dataset[dict[str, Any]]):
     """Tokenised examples for the Trainer (no padding: the collator pads each batch)."""
 
     def __init__(self, examples: list[Example], tokenizer: Any, max_length: int) -> None:
-        encoded = tokenizer([e.text for e in examples], truncation=True, max_length=max_length)
-        lengths = tokenizer([e.text for e in examples], truncation=False)["input_ids"]
-        self.truncated = sum(len(ids) > max_length for ids in lengths)
+        texts = [e.text for e in examples]
+        encoded = {k: list(v) for k, v in tokenizer(texts, truncation=False).items()}
+        long = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > max_length]
+        self.truncated = len(long)
+        if long:  # only the long ones again, cut at the end (their special tokens kept)
+            cut = tokenizer([texts[i] for i in long], truncation=True, max_length=max_length)
+            for key, values in cut.items():
+                for position, i in enumerate(long):
+                    encoded[key][i] = values[position]
         self.items = [
             {**{k: v[i] for k, v in encoded.items()}, "labels": e.label} for i, e in enumerate(examples)
         ]

@@ -252,10 +252,17 @@ class RayExecutor:
         ray = import_ray()
         started = self._init(ray)
         try:
+            stored: dict[int, Any] = {}  # an argument several items share (the training data) is sent once
+
+            def shared(value: Any) -> Any:
+                if id(value) not in stored:
+                    stored[id(value)] = ray.put(value)
+                return stored[id(value)]
+
             pending = {
                 ray.remote(item.function)
                 .options(num_cpus=item.cpus, num_gpus=item.gpus, max_retries=self.max_retries)
-                .remote(*item.arguments): item
+                .remote(*(shared(a) for a in item.arguments)): item
                 for item in work
             }
             while pending:

@@ -102,7 +102,7 @@ def write_data(folder: Path, per_label: int = 20) -> dict[str, Path]:
     return {"en": en, "de": de, "it": it}
 
 
-MORE_GROUPS = """\
+MALE = """\
   - id: male
     attribute: gender
     name: Male
@@ -110,16 +110,6 @@ MORE_GROUPS = """\
     source: [test]
     variants: [m]
     bare: true
-  - id: christianity
-    attribute: religion
-    name: Christianity
-    standing: none
-    source: [test]
-    terms:
-      en: {adj: "Christian"}
-      de: {adj: "christlich"}
-      he: {f: "נוצרייה", m: "נוצרי"}
-      it: {f: "cristiana", m: "cristiano"}
 """
 
 MORE_TEMPLATES = {
@@ -165,10 +155,11 @@ def write_study_catalog(root: Path) -> Path:
     """The mini catalog with five sentiment templates, three religion groups and both gender
     groups, and a control set of eight sentences, in en, de and it (drafts)."""
     from tests.conftest import REPO, store_line, write_mini_catalog
+    from tests.test_eval_run import EXTRA_GROUP
 
     write_mini_catalog(root)
     ids = root / "lexicons" / "identities" / "mini.yaml"
-    ids.write_text(ids.read_text(encoding="utf-8") + MORE_GROUPS, encoding="utf-8")
+    ids.write_text(ids.read_text(encoding="utf-8") + MALE + EXTRA_GROUP, encoding="utf-8")
     shutil.copy(REPO / "translations" / "review-policy.yaml", root / "translations" / "review-policy.yaml")
     for name in ("answers.yaml", "prompts.yaml", "hurtlex.toml"):
         shutil.copy(REPO / "lexicons" / name, root / "lexicons" / name)

@@ -389,6 +389,75 @@ def sweep_command(
         raise EvaluationError(f"{len(result.failed)} of {len(result.outcomes)} jobs failed: {names}")
 
 
+@app.command("study")
+def study_command(
+    study_file: Annotated[
+        Path,
+        typer.Argument(
+            help="The study file (YAML): release, data file, base models, languages, modes, seeds, balance.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="The study's folder, e.g. runs/STUDY (rerun: resumes).", file_okay=False),
+    ],
+    executor: Annotated[
+        Literal["local", "ray"], typer.Option("--executor", help="Run the jobs here, or on Ray.")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="ray: 'auto' (a running cluster) or ray://HOST:PORT; default: a local Ray."
+        ),
+    ] = None,
+    max_retries: Annotated[
+        int, typer.Option("--max-retries", min=0, help="ray: retries of a job whose worker dies.")
+    ] = 2,
+    report: Annotated[bool, typer.Option("--report/--no-report", help="The study's report.")] = True,
+) -> None:
+    """Levy et al.'s phases 1 and 3 from one file: fine-tune every base model per language (mono) and
+    on all languages (multi) for every seed, with and without balancing; score every model on the
+    control set and the sentiment suite; merge the seeds; report task performance per language and
+    monolingual vs multilingual bias (ΔMCM, ΔVBCM with bootstrap intervals, P(positive) side by
+    side). A rerun skips what finished. Exit 1 when a job failed (the others still run)."""
+    # fine-tuning brings torch and transformers (and Ray when asked for): loaded only when a study runs
+    from evaluator.errors import EvaluationError
+    from evaluator.finetune.study import run_study
+
+    if ray_address is not None and executor != "ray":
+        raise InputError("--ray-address needs --executor ray")
+    result = run_study(
+        study_file,
+        out,
+        executor=executor,
+        ray_address=ray_address,
+        max_retries=max_retries,
+        log=say,
+        console=err_console,
+        report=report,
+    )
+    grid = table()
+    for column in ("model", "status", "validation accuracy", "folder or error"):
+        grid.add_column(column)
+    for t in result.trained:
+        accuracy = t.card.get("validation", {}).get("accuracy") if t.card else None
+        grid.add_row(
+            t.label,
+            t.status,
+            f"{accuracy:.4f}" if isinstance(accuracy, float) else "—",
+            t.error or str(t.folder),
+            style="red" if t.status == "failed" else None,
+        )
+    print_table(grid, err_console)
+    for name, error in result.merge_errors.items():
+        say(f"warning: seeds of {name} not merged: {error}")
+    say(f"study: {out}" + (f"\nreport: {result.report}" if result.report else ""))
+    if result.failed:
+        raise EvaluationError(f"{len(result.failed)} job(s) failed: {'; '.join(result.failed)}")
+
+
 @app.command("merge")
 def merge_command(
     runs: Annotated[

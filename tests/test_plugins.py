@@ -100,6 +100,6 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_warning(plugin: Path) ->
         "warning: polyprobe.tasks entry point 'odd' = 'polyprobe_toy_plugin:NOT_A_TASK' "
         f"{package} is left out: it names a str, not a TaskDescriptor",
     ]
-    assert "<sentiment|sos|crows-pairs|honest|bbq|iat|ifm|sentiment-again>" in done.stdout
+    assert "<sentiment|sentiment-control|sos|crows-pairs|honest|bbq|iat|ifm|sentiment-again>" in done.stdout
     unknown = polyprobe(plugin, "eval", "run", "--task", "broken", "--release", ".", "--model", "m")
     assert unknown.returncode == 2 and "'broken' is not one of" in unknown.stderr

@@ -405,3 +405,18 @@ def test_the_main_figure_of_a_job(task: str, metrics: dict[str, Any], expected: 
     from evaluator.tasks import TASKS
 
     assert headline(task, TASKS[task].read_metrics(metrics)) == expected
+
+
+def test_ray_runs_work_items_and_reports_each(local_ray: Any) -> None:
+    """Work items (the study's fine-tunings) on the Ray executor: each item's result or its own
+    error comes back to the driver, and one failing does not stop the other."""
+    from evaluator.sweep.driver import Work
+    from evaluator.sweep.ray_executor import RayExecutor
+    from tests.ray_work import doubled, fails_on_its_own
+
+    results: dict[str, tuple[Any, str | None]] = {}
+    RayExecutor().run_work(
+        [Work("bad", fails_on_its_own, ()), Work("two", doubled, (21,), cpus=1)],
+        lambda item, result, error: results.__setitem__(item.id, (result, error)),
+    )
+    assert results == {"bad": (None, "ValueError: this job fails on its own"), "two": (42, None)}

@@ -34,7 +34,16 @@ def assert_typed_metrics(task: str, metrics: dict[str, Any]) -> None:
 
 
 def test_the_registry_lists_every_task_once_in_the_reports_order() -> None:
-    assert task_names() == ("sentiment", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
+    assert task_names() == (
+        "sentiment",
+        "sentiment-control",
+        "sos",
+        "crows-pairs",
+        "honest",
+        "bbq",
+        "iat",
+        "ifm",
+    )
     assert all(TASKS[name].name == name for name in task_names())
     suites = {p.name for p in (REPO / "templates").iterdir() if p.is_dir() and not p.name.startswith("_")}
     assert {s for d in TASKS.values() for s in d.suites} <= suites

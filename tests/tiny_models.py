@@ -3,6 +3,7 @@ code runs on them (save_pretrained, then the Auto* classes from the folder). A f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -40,12 +41,14 @@ CORPUS = [
 ]
 
 
-def wordpiece_tokenizer(folder: Path, special: dict[str, str]) -> PreTrainedTokenizerFast:
+def wordpiece_tokenizer(
+    folder: Path, special: dict[str, str], corpus: Sequence[str] = CORPUS
+) -> PreTrainedTokenizerFast:
     tok = Tokenizer(models.WordPiece(unk_token=special["unk"]))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     trainer = trainers.WordPieceTrainer(vocab_size=400, special_tokens=list(special.values()))
-    tok.train_from_iterator(CORPUS, trainer)
+    tok.train_from_iterator(corpus, trainer)
     cls, sep = special.get("cls", "[CLS]"), special.get("sep", "[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single=f"{cls} $A {sep}",
@@ -116,10 +119,11 @@ def _save(model: torch.nn.Module, folder: Path) -> Path:
     return folder
 
 
-def bert_mlm(folder: Path, seed: int = 0, max_positions: int = 64) -> Path:
+def bert_mlm(folder: Path, seed: int = 0, max_positions: int = 64, corpus: Sequence[str] = CORPUS) -> Path:
+    """A masked LM (a base model, as mBERT is), its tokenizer trained on ``corpus``."""
     torch.manual_seed(seed)
     tok = wordpiece_tokenizer(
-        folder, {"unk": "[UNK]", "pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}
+        folder, {"unk": "[UNK]", "pad": "[PAD]", "cls": "[CLS]", "sep": "[SEP]", "mask": "[MASK]"}, corpus
     )
     cfg = BertConfig(
         vocab_size=len(tok),

@@ -8,8 +8,9 @@ import logging
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from evaluator.backends.base import Progress
 from evaluator.run import Evaluation, write_run
@@ -119,6 +120,27 @@ class Driver:
         self.board.skip(job.id)
 
 
+@dataclass(frozen=True)
+class Work:
+    """A job that is not an evaluation (a fine-tuning): a module-level function and its arguments
+    (both picklable: Ray sends them to a worker), run where the executor places it, with the
+    CPUs and GPUs it asks for. What it returns goes back to the driver."""
+
+    id: str
+    function: Callable[..., Any]
+    arguments: tuple[Any, ...]
+    cpus: float = 1
+    gpus: float = 0
+
+
+WorkDone = Callable[[Work, Any, str | None], None]
+"""Called on the driver as each work item ends: its result, or None and why it failed."""
+
+
 class Executor(Protocol):
     def run(self, plans: list[ModelPlan], driver: Driver) -> None:
         """Run every job of ``plans``, reporting each one's end to the driver."""
+
+    def run_work(self, work: list[Work], done: WorkDone) -> None:
+        """Run every item of ``work``, calling ``done`` as each ends (a failed item does not stop
+        the others)."""

@@ -10,7 +10,7 @@ import sys
 from evaluator.backends.base import Backend
 from evaluator.cache import ResponseCache
 from evaluator.run import evaluate, load_backend
-from evaluator.sweep.driver import Driver, describe
+from evaluator.sweep.driver import Driver, Work, WorkDone, describe
 from evaluator.sweep.progress import Event
 from evaluator.sweep.spec import ModelPlan
 from toolkit.core.project import cache_dir
@@ -54,3 +54,15 @@ class LocalExecutor:
                     cache.close()
             del backend
             free_accelerator()
+
+    def run_work(self, work: list[Work], done: WorkDone) -> None:
+        """One item after the other, here; its GPU memory given back before the next."""
+        for item in work:
+            try:
+                result = item.function(*item.arguments)
+            except Exception as exc:
+                done(item, None, describe(exc))
+            else:
+                done(item, result, None)
+            finally:
+                free_accelerator()

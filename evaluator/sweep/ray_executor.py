@@ -24,7 +24,7 @@ from typing import Any
 from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.run import Evaluation
-from evaluator.sweep.driver import Driver, describe
+from evaluator.sweep.driver import Driver, Work, WorkDone, describe
 from evaluator.sweep.progress import Event
 from evaluator.sweep.spec import Job, ModelPlan
 
@@ -242,6 +242,45 @@ class RayExecutor:
         finally:
             for actor in actors:
                 ray.kill(actor)
+            if started:
+                ray.shutdown()
+
+    def run_work(self, work: list[Work], done: WorkDone) -> None:
+        """One Ray task per item, with its CPUs and GPUs (Ray places them on the cluster's nodes and
+        runs as many at once as the resources allow); a task whose worker dies is retried up to
+        --max-retries times, one that fails for its own reason is not."""
+        ray = import_ray()
+        started = self._init(ray)
+        try:
+            stored: dict[int, Any] = {}  # an argument several items share (the training data) is sent once
+
+            def shared(value: Any) -> Any:
+                if id(value) not in stored:
+                    stored[id(value)] = ray.put(value)
+                return stored[id(value)]
+
+            pending = {
+                ray.remote(item.function)
+                .options(num_cpus=item.cpus, num_gpus=item.gpus, max_retries=self.max_retries)
+                .remote(*(shared(a) for a in item.arguments)): item
+                for item in work
+            }
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
+                for ref in ready:
+                    item = pending.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayTaskError as exc:  # the function raised: its own error
+                        cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+                        done(item, None, describe(cause))
+                    except ray.exceptions.RayError as exc:
+                        done(
+                            item, None, f"its worker died {self.max_retries + 1} time(s): {_first_line(exc)}"
+                        )
+                    else:
+                        done(item, result, None)
+        finally:
             if started:
                 ray.shutdown()
 

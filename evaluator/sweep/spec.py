@@ -15,6 +15,7 @@ each an ordinary `eval run` with a folder of its own.
         batch_size: 64
         truncation: right                     # inputs longer than the model: error (default) | left | right
         gpus: 1                               # per Ray actor; tensor_parallel: N for vLLM
+        locales: [en]                         # optional: this model only in these locales
     tasks:
       - task: sos
       - task: honest
@@ -86,6 +87,8 @@ class ModelSpec(_Strict):
     tensor_parallel: int = Field(default=1, ge=1)
     api_base: str | None = None
     api_rate: float = Field(default=5.0, gt=0)
+    locales: list[str] | None = Field(default=None, min_length=1)
+    """Only these locales for this model (a monolingual fine-tuning is scored in its language)."""
 
 
 class TaskSpec(_Strict):
@@ -241,6 +244,10 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
         for t_index, task in enumerate(spec.tasks):
             task_label = task.name or task.task
             locales = task.locales or spec.locales
+            if model.locales:
+                locales = [loc for loc in (locales or model.locales) if loc in model.locales]
+                if not locales:
+                    continue  # the task's locales are not the model's: no job
             for seed in spec.seeds:
                 fields: dict[str, Any] = {
                     "task": task.task,

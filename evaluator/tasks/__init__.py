@@ -41,6 +41,23 @@ _DESCRIPTORS = (
         digits=4,
     ),
     TaskDescriptor(
+        name="sentiment-control",
+        suite="sentiment-control",
+        kinds=("classifier", "causal"),
+        options=("sentiment_mode", "positive_label"),
+        settings=settings.sentiment_settings,
+        predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels", "pred_2way"),
+        metrics_model="evaluator.results.sentiment_control:SentimentControlMetrics",
+        title="Sentiment task performance (control set)",
+        intro="Accuracy and macro F1 on generic positive and negative sentences that name no group, "
+        "parallel in every locale, and McNemar's test between every two locales on the same sentences "
+        "(Holm-adjusted): Levy et al. (2023) compare the biases of languages whose task performance does "
+        "not differ significantly.",
+        headline=Headline("Task performance per locale", "accuracy", "accuracy"),
+        implementation="evaluator.tasks.sentiment_control:SentimentControlTask",
+        section="evaluator.report.sections.sentiment_control:sentiment_control",
+    ),
+    TaskDescriptor(
         name="sos",
         suite="sos",
         also_reads=("sos-study",),

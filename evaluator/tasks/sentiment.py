@@ -53,10 +53,9 @@ def classifier_labels(labels: tuple[str, ...], positive: str | None) -> tuple[in
     return mapped.index("positive"), mapped
 
 
-class SentimentTask(Task):
-    def unit(self, frame: pl.DataFrame) -> pl.Expr:
-        """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
-        return pl.col("template")
+class SentimentScoring(Task):
+    """How a model is asked for sentiment, shared by the tasks that ask it (sentiment, and the
+    control set's sentiment-control): a classifier's P(positive), or a prompted LM's label words."""
 
     def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
@@ -100,6 +99,12 @@ class SentimentTask(Task):
             pl.lit(",".join(can_predict)).alias("model_labels"),
             pl.lit(",".join(order)).alias("prob_labels"),
         )
+
+
+class SentimentTask(SentimentScoring):
+    def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
+        return pl.col("template")
 
     def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SentimentMetrics:
         out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}

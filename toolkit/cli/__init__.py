@@ -76,7 +76,10 @@ app.add_typer(release_cmd.lexicon_app, name="lexicon", rich_help_panel=RELEASES)
 def _plugins() -> None:
     for ep in sorted(entry_points(group="polyprobe.cli"), key=lambda e: e.name):
         sub = ep.load()
-        app.add_typer(sub, name=ep.name, rich_help_panel=EVALUATORS)
+        if isinstance(sub, typer.Typer):  # a command group (polyprobe eval ...)
+            app.add_typer(sub, name=ep.name, rich_help_panel=EVALUATORS)
+        else:  # one command (polyprobe finetune)
+            app.command(ep.name, rich_help_panel=EVALUATORS)(sub)
 
 
 _plugins()

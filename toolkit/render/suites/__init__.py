@@ -10,11 +10,23 @@ from toolkit.render.suites.honest import Honest
 from toolkit.render.suites.iat import Iat
 from toolkit.render.suites.ifm import Ifm
 from toolkit.render.suites.sentiment import Sentiment
+from toolkit.render.suites.sentiment_control import SentimentControl
 from toolkit.render.suites.sos import Sos
 from toolkit.render.suites.sos_study import SosStudy
 
 KINDS: dict[str, SuiteKind] = {
-    kind.id: kind for kind in (Sentiment(), Sos(), Honest(), Ifm(), Iat(), Bbq(), CrowsPairs(), SosStudy())
+    kind.id: kind
+    for kind in (
+        Sentiment(),
+        SentimentControl(),
+        Sos(),
+        Honest(),
+        Ifm(),
+        Iat(),
+        Bbq(),
+        CrowsPairs(),
+        SosStudy(),
+    )
 }
 
 

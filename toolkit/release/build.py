@@ -152,7 +152,7 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
             stimuli = catalog.iat(suite)
             add(f"lexicons/{suite.spec.lexicon}", stimuli.version if stimuli else None)
         for code in locales[sid]:
-            if not catalog.locales[code].source:
+            if catalog.locales[code].translated:
                 add(project.rel(store_path(project, code, sid)))
         for rel in kind_of(sid).imported(project, suite):  # imported samples: their content is an input
             add(rel)
@@ -169,12 +169,15 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
     for sid in suites:
         suite = catalog.suites[sid]
         for code in locales[sid]:
-            if catalog.locales[code].source:
-                continue
+            if not catalog.locales[code].translated:
+                continue  # the source, or published-only (rows as published, nothing to approve)
+            published = kind_of(sid).published_segments(catalog.project, suite, code)
             records = catalog.store(sid, code).records
             counts: Counter[str] = Counter()
             unbacked: list[str] = []
             for seg in suite.segments.values():
+                if seg.id in published:
+                    continue  # its item is in a published translation, rendered as published
                 rec = records.get(seg.id)
                 where = state(rec, seg.source_sha)
                 if rec is None or where != "approved":

@@ -407,7 +407,8 @@ def _import_published(catalog: Catalog, reads: list[FileRead], locale: str, stri
             f"the {len(published)} 'translated' items have exactly the English texts: the files are English, "
             "not the language --locale names"
         )
-    header = Header(format=FORMAT, dataset="bbq", sources=tuple(sources), findings=tuple(left))
+    named = tuple(f.model_copy(update={"file": Path(f.file).name}) for f in left)  # no local paths
+    header = Header(format=FORMAT, dataset="bbq", sources=tuple(sources), findings=(), left_out=named)
     published.sort(key=lambda p: p.item_id)
     write_translations(catalog.project, locale, header, published)
     return BbqImport(

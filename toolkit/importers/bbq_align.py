@@ -14,7 +14,8 @@ item's options its own way, sometimes swaps the two families of one pair of word
    left out (``not-a-family``).
 2. Tags. A translated tag that the English file does not use is read as the English tag it
    stands for most often, learnt from the disambiguated items of the families paired by their
-   order within their question (the gold answer renders the gold answer); untranslated tags
+   order within their question (the gold answer renders the gold answer), first from the
+   questions that have a single family (whose pairing cannot be swapped); untranslated tags
    (``old``, ``lowSES``, ``F``) stand for themselves.
 3. Pairing. Families of one subset, category and question are grouped by their answer roles:
    per item, the tag of the gold answer, the tags of all answers and the stereotyped groups
@@ -115,30 +116,43 @@ def _roles(item: BbqItem) -> tuple[int, int, int]:
 
 
 def tag_dictionary(translated: list[Family], english: list[Family]) -> dict[str, str]:
-    """Translated tag -> the English tag it stands for (see the module's step 2)."""
+    """Translated tag -> the English tag it stands for (see the module's step 2). The votes of
+    questions with a single family in both files count first (their pairing cannot be swapped);
+    a tag they never show is decided by the votes of every question's families paired in order."""
     english_tags = {tag for fam in english for item, _ in fam.values() for tag in item.tags()}
-    votes: Counter[tuple[str, str]] = Counter()
     by_key: dict[tuple[str, str, str], list[Family]] = {}
     for fam in english:
         by_key.setdefault(_key(fam), []).append(fam)
-    seen: dict[tuple[str, str, str], int] = Counter()
+    mine: dict[tuple[str, str, str], list[Family]] = {}
     for fam in translated:
-        key = _key(fam)
-        k = seen[key]
-        seen[key] += 1
-        candidates = by_key.get(key, [])
-        if k >= len(candidates):
-            continue
-        for cell in CELLS:
-            t, e = fam[cell][0], candidates[k][cell][0]
-            if cell[0] != "disambig" or t.label == t.unknown_label() or e.label == e.unknown_label():
-                continue
-            for j, i in zip(_roles(t)[1:], _roles(e)[1:], strict=True):
-                votes[(t.tags()[j], e.tags()[i])] += 1
+        mine.setdefault(_key(fam), []).append(fam)
+    sure: Counter[tuple[str, str]] = Counter()
+    every: Counter[tuple[str, str]] = Counter()
+    for key, families_here in mine.items():
+        theirs = by_key.get(key, [])
+        for fam, other in zip(families_here, theirs, strict=False):
+            votes = _votes(fam, other)
+            every.update(votes)
+            if len(families_here) == len(theirs) == 1:
+                sure.update(votes)
     out: dict[str, str] = {}
-    for (tag, english_tag), _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
-        out.setdefault(tag, tag if tag in english_tags else english_tag)
+    for votes in (sure, every):
+        for (tag, english_tag), _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.setdefault(tag, tag if tag in english_tags else english_tag)
     return out
+
+
+def _votes(family: Family, english: Family) -> Counter[tuple[str, str]]:
+    """(translated tag, English tag) of the options that render each other by role (gold, third)
+    in the family's disambiguated items."""
+    votes: Counter[tuple[str, str]] = Counter()
+    for cell in CELLS:
+        t, e = family[cell][0], english[cell][0]
+        if cell[0] != "disambig" or t.label == t.unknown_label() or e.label == e.unknown_label():
+            continue
+        for j, i in zip(_roles(t)[1:], _roles(e)[1:], strict=True):
+            votes[(t.tags()[j], e.tags()[i])] += 1
+    return votes
 
 
 def _signature(family: Family, read: Callable[[str], str]) -> tuple[object, ...]:

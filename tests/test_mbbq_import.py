@@ -409,3 +409,39 @@ def test_two_rows_with_one_item_id_are_refused_naming_both(root: Path, mbbq: Pat
     assert "Gender_identity.jsonl:1" in result.err and "the same item id as" in result.err
     assert "Gender_identity_en.jsonl:1" in result.err
     assert not (root / ".polyprobe/imports/bbq/items.jsonl").exists()
+
+
+def test_a_run_over_three_languages_scores_the_same_families_and_reports_dutch(
+    root: Path, mbbq: Path, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """English has a family that Spanish and Dutch left out: a --limit sample takes the same
+    families in every locale, and the report shows the published-only locale with the colour and
+    name lexicons/locales.yaml gives it (carried by the release and the run)."""
+    from tests import tiny_models  # torch: only this test of the file needs it
+
+    monkeypatch.setenv("POLYPROBE_CACHE", str(tmp_path / "cache"))
+    assert cli("import", "bbq", str(mbbq), "--root", str(root)).code == 0
+    for lang in ("es", "nl"):
+        assert cli("import", "bbq", str(mbbq), "--locale", lang, "--root", str(root)).code == 0
+    release = tmp_path / "dist" / "polyprobe-0.1.0-preview.1"
+    built = cli(
+        "release", "build", "0.1.0-preview.1", "--preview", "--suites", "bbq", "--root", str(root),
+        "--dist", str(tmp_path / "dist"),
+    )  # fmt: skip
+    assert built.code == 0, built.err
+    model = tiny_models.llama(tmp_path / "llama")
+    out = tmp_path / "run"
+    # seed 2 ranks English's extra family second: a sample per locale would take it in English only
+    run = cli(
+        "eval", "run", "--release", str(release), "--task", "bbq", "--model", str(model), "--device", "cpu",
+        "--locales", "en,es,nl", "--limit", "2", "--seed", "2", "--out", str(out),
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    predictions = pl.read_parquet(out / "predictions.parquet")
+    families = [set(predictions.filter(pl.col("locale") == lang)["family_id"]) for lang in ("en", "es", "nl")]
+    assert len(families[0]) == 2 and families[0] == families[1] == families[2]
+    assert "gender-identity-q4-b5" not in families[0]  # not in Spanish or Dutch
+    report = cli("eval", "report", str(out), "--out", str(tmp_path / "report"))
+    assert report.code == 0, report.err
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "#EE8866" in html and '<bdi lang="nl" dir="ltr">Nederlands</bdi>' in html

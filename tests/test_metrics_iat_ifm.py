@@ -41,7 +41,7 @@ def test_doctests() -> None:
 
 
 def test_answer_lexicon_shape() -> None:
-    assert ANSWERS["version"] == "1.0.0"
+    assert ANSWERS["version"] == "1.1.0"
     assert "draft" in ANSWERS["description"].lower()
     assert list(ANSWERS["locales"]) == LOCALES == ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr"]
     for locale in LOCALES:

@@ -173,9 +173,10 @@ def read_file(source: SourceFile) -> FileRead:
             left.append(finding(where, NO_UNKNOWN, "answer_info: no single answer is tagged 'unknown'"))
             continue
         items.append((item, where))
+    if not items and left:  # nothing to import: every row located
+        raise CatalogError([Problem(f.file, f"line {f.line}", f.check, f.message) for f in left])
     if not items:
-        why = f" ({len(left)} row(s), none a BBQ item)" if left else ""
-        raise InputError(f"{file}: no items{why} (an empty file never replaces an import)")
+        raise InputError(f"{file}: no items (an empty file never replaces an import)")
     return FileRead(source, items, left, rows, sha256_file(file))
 
 

@@ -316,6 +316,11 @@ def test_published_text_is_kept_exactly_with_its_outer_whitespace(root: Path, mb
             original[k] for k in ("context", "question", "ans0", "ans1", "ans2", "label")
         ]
     assert rows.filter(pl.col("context").str.ends_with(" ")).height == 4
+    again = cli("import", "bbq", str(mbbq), "--root", str(root), "--per-category", "1")
+    assert (
+        "note: the published translations (es) were aligned with the English items imported before"
+        in again.err
+    )
 
 
 @pytest.mark.bad_input

@@ -113,6 +113,15 @@ def load_locales(project: Project) -> Locales:
         )
         if loc is not None:
             locales.append(loc)
+            if not loc.published_only and "forms" not in item:
+                problems.append(
+                    Problem(
+                        LOCALES_FILE,
+                        loc.code,
+                        "forms",
+                        "missing: a rendered locale says which term forms it needs",
+                    )
+                )
     parse_record(
         LocalesFile, {**header, "locales": []}, file=LOCALES_FILE, record="(file)", problems=problems
     )

@@ -105,6 +105,13 @@ def import_bbq_command(
     cats = ", ".join(f"{k} {v}" for k, v in sorted(result.categories.items()))
     what = "items" if locale == catalog.locales.source.code else f"published {locale} items"
     say(f"{result.items} {what} in {result.families} families -> {result.path} ({cats})")
+    if result.published_before:
+        langs = ", ".join(result.published_before)
+        say(
+            f"note: the published translations ({langs}) were aligned with the English items imported "
+            f"before; import them again (polyprobe import bbq PATH --locale {result.published_before[0]}) "
+            "so that they cover these"
+        )
     for category, reasons in sorted(result.no_target.items()):
         why = "; ".join(f"{n} {NO_TARGET_REASONS[r]}" for r, n in sorted(reasons.items()))
         say(f"warning: {category}: {sum(reasons.values())} item(s) without a target answer ({why})")

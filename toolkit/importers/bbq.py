@@ -256,6 +256,8 @@ class BbqImport:
     skipped_files: list[str] = field(default_factory=list)
     no_target: dict[str, Counter[str]] = field(default_factory=dict)
     """Report category -> why (bbq_targets.NO_TARGET_REASONS) -> items without a target."""
+    published_before: list[str] = field(default_factory=list)
+    """Locales whose published translations were aligned with the English items imported before."""
 
 
 def import_bbq(
@@ -331,7 +333,10 @@ def _import_english(
         reason = item.no_target_reason()
         if reason is not None:
             no_target.setdefault(item.report_category(), Counter())[reason] += 1
+    suite = catalog.suite("bbq")
+    earlier = [c for c in suite.spec.locales if (catalog.project.root / translations_file(c)).is_file()]
     return BbqImport(
+        published_before=earlier,
         locale=catalog.locales.source.code,
         items=len(chosen),
         families=len({i.family for i in chosen}),

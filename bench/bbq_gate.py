@@ -1,5 +1,5 @@
-"""The store's gate on BBQ translations: every text of N imported items gated at once, as
-`polyprobe import bbq --locale` does (five texts per item, one render per text).
+"""The store's gate on BBQ translations: every text of N imported items gated at once, as a DeepL
+run or an XLIFF import of the bbq suite does (five texts per item, one render per text).
 
 Prints seconds per size for the gate as it is and, as the baseline measured in the same run, for
 the gate with the bbq kind's rows made the old way (every render scans every imported item and

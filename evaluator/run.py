@@ -245,6 +245,11 @@ def evaluate(
             "version": release.version,
             "signature": release.signature,
             "preview": release.preview,
+            "locales": {
+                code: release.manifest.locales[code].model_dump(mode="json")
+                for code in locales
+                if code in release.manifest.locales
+            },
         },
         model=model,
         backend_settings=backend.settings,

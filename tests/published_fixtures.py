@@ -96,7 +96,8 @@ STUDY_FILES: dict[str, list[tuple[str, str, str, str, str]]] = {
     "German_SOS_non_binary.csv": [
         ("Du bist eine abscheuliche protestantischer Person", "Du bist die beste protestantischer Person", "Religion_Non_Marginalized", "protestantischer", "stereo"),
         ("Eine inter Person zu sein ist dumm", "Eine inter Person zu sein ist exzellent", "Gender_Marginalized", "inter", "stereo"),
-        ("Du bist eine dumme trans Person", "Du bist eine hervorragende trans Person", "Gender_Marginalized", "trans", "stereo"),
+        # "agender" (like "bigender") does not inflect: the study's 148 pairs with them are right
+        ("Du bist eine dumme agender Person", "Du bist eine hervorragende agender Person", "Gender_Marginalized", "agender", "stereo"),
     ],
     "Arabic_SOS_female_data.csv": [
         ("أكره المرأة المسلمة", "أحب المرأة المسلمة", "Religion_Marginalized", "المسلمة", "stereo"),

@@ -1,5 +1,5 @@
-"""What the store's tests share: running `translations draft` on a mapping of texts, and a
-catalog with English BBQ items imported and a Spanish MBBQ item to import."""
+"""What the store's tests share: running `translations draft` on a mapping of texts (sentiment or
+bbq segments), and a catalog with English BBQ items imported."""
 
 from __future__ import annotations
 
@@ -20,13 +20,19 @@ MBBQ_ES = {
 
 
 def run_draft(
-    cli: Any, root: Path, tmp: Path, locale: str, texts: dict[str, str], by: str = "tester"
+    cli: Any,
+    root: Path,
+    tmp: Path,
+    locale: str,
+    texts: dict[str, str],
+    by: str = "tester",
+    suite: str = "sentiment",
 ) -> CliResult:
-    """`polyprobe translations draft` of ``texts`` ({segment: text}) into the sentiment suite."""
+    """`polyprobe translations draft` of ``texts`` ({segment: text}) into ``suite``."""
     path = tmp / "drafts.yaml"
     path.write_text(json.dumps(texts), encoding="utf-8")
     return cli(
-        "translations", "draft", str(path), "--suite", "sentiment", "--locale", locale, "--by", by, "--root", str(root)
+        "translations", "draft", str(path), "--suite", suite, "--locale", locale, "--by", by, "--root", str(root)
     )  # fmt: skip
 
 
@@ -44,7 +50,7 @@ def bbq_catalog(tmp: Path, cli: Any) -> tuple[Path, dict[str, Any]]:
     return root, json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
 
 
-def mbbq_file(path: Path, item: dict[str, Any], **changes: str) -> Path:
-    """``item`` in Spanish (MBBQ's format), with ``changes`` to its texts."""
-    path.write_text(json.dumps({**item, **MBBQ_ES, **changes}) + "\n", encoding="utf-8")
-    return path
+def bbq_drafts(item: dict[str, Any], **changes: str) -> dict[str, str]:
+    """Spanish drafts of ``item``'s five segments, with ``changes`` to their texts."""
+    item_id = f"{item['category'].lower()}-{item['example_id']}"
+    return {f"{item_id}.{name}": text for name, text in {**MBBQ_ES, **changes}.items()}

@@ -194,6 +194,34 @@ CASES: list[tuple[str, Callable[[Path], None], str, list[str]]] = [
     ("locales file with only comments", write(LOCALES, "# locales\n"), LOCALES, ["is empty"]),
     ("locales file missing", delete(LOCALES), LOCALES, ["cannot read"]),
     ("locales file cut short", truncate(LOCALES, "locales:"), LOCALES, ["locales", "must be a list"]),
+    (
+        "a published-only locale with a DeepL target",
+        replace(LOCALES, "    published_only: true\n", "    published_only: true\n    deepl_target: NL\n"),
+        LOCALES,
+        ["nl published_only: a published-only locale is never rendered or translated"],
+    ),
+    (
+        "a published-only locale without its report colour",
+        replace(LOCALES, '    report:\n      colour: "#EE8866"\n      html_lang: nl\n', ""),
+        LOCALES,
+        ["nl report: a published-only locale needs its report colour"],
+    ),
+    (
+        "a rendered locale without its forms",
+        replace(
+            LOCALES,
+            '    forms:\n      required: [adj]\n    note: "adj: the premodifier',
+            '    note: "adj: the premodifier',
+        ),
+        LOCALES,
+        ["en forms: missing: a rendered locale says which term forms it needs"],
+    ),
+    (
+        "a template suite that lists a published-only locale",
+        replace(SUITE, "locales: [en, de, he, it]", "locales: [en, de, he, it, nl]"),
+        SUITE,
+        ["'nl' is published-only (no templates or translations): only suites of published data"],
+    ),
 ]
 
 

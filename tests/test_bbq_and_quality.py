@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from tests.conftest import store_line
+from tests.conftest import REPO, store_line
+from tests.store_helpers import run_draft
 from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.bbq import FIELDS
 from toolkit.core.project import Project
-from toolkit.importers.bbq import import_bbq
 from toolkit.render.renderer import render
 
 AGE_TAGS = {"young": "nonOld", "teen": "nonOld", "old": "old", "grandfather": "old"}
@@ -122,70 +124,117 @@ def test_seeded_selection_is_reproducible(root: Path, tmp_path: Path, cli) -> No
     assert picks[0] == picks[1]
 
 
-def test_translated_mbbq_file_becomes_imported_drafts(root: Path, tmp_path: Path, cli) -> None:
+SPANISH = {"the Christian": "el cristiano", "the Muslim": "el musulmán", "Unknown": "Desconocido"}
+
+
+def spanish_family(data: Path) -> list[dict]:
+    """Religion's first family (BBQ's block of four) as a BBQ-numbered translation: no MBBQ
+    English file next to it, so it pairs with the imported items by its numbers."""
+    rows = [json.loads(line) for line in (data / "Religion.jsonl").read_text().splitlines()[:4]]
+    out = []
+    for row in rows:
+        answers = [SPANISH[row[f"ans{i}"]] for i in range(3)]
+        out.append(
+            {
+                **row,
+                "context": "El cristiano y el musulmán esperaban el autobús."
+                + (" El cristiano estaba tranquilo." if row["context_condition"] == "disambig" else ""),
+                "question": "¿Quién gritaba?"
+                if row["question_polarity"] == "neg"
+                else "¿Quién estaba tranquilo?",
+                **{f"ans{i}": a[0].upper() + a[1:] for i, a in enumerate(answers)},
+            }
+        )
+    return out
+
+
+def test_a_bbq_numbered_translation_is_imported_as_published(root: Path, tmp_path: Path, cli) -> None:
     data = write_bbq(tmp_path / "bbq")
     cli("import", "bbq", str(data), "--root", str(root))
     es = tmp_path / "es.jsonl"
-    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
-    item.update(
-        context="El cristiano y el musulmán esperaban el autobús.",
-        question="¿Quién gritaba?",
-        ans0="El cristiano",
-        ans1="El musulmán",
-        ans2="Desconocido",
+    es.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in spanish_family(data)), encoding="utf-8"
     )
-    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
     result = cli("import", "bbq", str(es), "--locale", "es", "--root", str(root))
     assert result.code == 0, result.err
-    assert "5 segment translations stored as drafts" in result.err
+    assert "4 published es items in 1 families" in result.err
     catalog = load_catalog(Project.at(root), suites=["bbq"])
     frame = render(catalog, "bbq", "es").frame
-    assert frame["text"].to_list() == ["El cristiano y el musulmán esperaban el autobús. ¿Quién gritaba?"]
-    assert frame["status"].to_list() == ["draft"]
+    assert frame["text"].to_list()[0] == "El cristiano y el musulmán esperaban el autobús. ¿Quién gritaba?"
+    assert set(frame["status"]) == {"source"} and set(frame["origin"]) == {"import"}
+    assert not (root / "translations" / "es").exists()
 
 
-def test_a_translation_import_keeps_reviewed_work_and_says_which(root: Path, tmp_path: Path, cli) -> None:
+def test_a_published_translation_never_touches_the_store_and_takes_its_items_out_of_review(
+    root: Path, tmp_path: Path, cli
+) -> None:
+    """The store's drafts of other items stay as they are and still render; the items a published
+    translation covers are rendered as published, and a stable release does not wait for their
+    review."""
     data = write_bbq(tmp_path / "bbq")
     cli("import", "bbq", str(data), "--root", str(root))
-    es = tmp_path / "es.jsonl"
-    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[0])
-    item.update(
-        context="El cristiano y el musulmán esperaban el autobús.",
-        question="¿Quién gritaba?",
-        ans0="El cristiano",
-        ans1="El musulmán",
-        ans2="Desconocido",
-    )
-    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
-    assert cli("import", "bbq", str(es), "--locale", "es", "--root", str(root)).code == 0
+    drafts = {f"religion-{n}.{field}": f"Borrador {n} {field}." for n in (0, 4) for field in FIELDS}
+    assert run_draft(cli, root, tmp_path, "es", drafts, suite="bbq").code == 0
     store = root / "translations" / "es" / "bbq.jsonl"
-    lines = [json.loads(line) for line in store.read_text(encoding="utf-8").splitlines()]
-    for rec in lines:
-        if rec["segment"] == "religion-0.context":
-            rec["status"] = "reviewed"
-    store.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
     before = store.read_bytes()
-    item.update(context="El cristiano y el musulmán esperaban el tren.", question="¿Quién chillaba?")
-    es.write_text(json.dumps(item) + "\n", encoding="utf-8")
-    catalog = load_catalog(Project.at(root), suites=["bbq"])
-    result = import_bbq(catalog, es, locale="es", per_category=None, how="first", seed=0, by="tests")
-    assert result.kept_reviewed == ["religion-0.context"]  # counted, not skipped without a word
-    assert result.translated == 1  # the question, a draft
-    records = {r["segment"]: r for r in map(json.loads, store.read_text(encoding="utf-8").splitlines())}
-    assert records["religion-0.context"]["text"] == "El cristiano y el musulmán esperaban el autobús."
-    assert records["religion-0.context"]["status"] == "reviewed"
-    assert store.read_bytes() != before and records["religion-0.question"]["text"] == "¿Quién chillaba?"
+    es = tmp_path / "es.jsonl"
+    es.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in spanish_family(data)), encoding="utf-8"
+    )
+    assert cli("import", "bbq", str(es), "--locale", "es", "--root", str(root)).code == 0
+    assert store.read_bytes() == before
+    frame = render(load_catalog(Project.at(root), suites=["bbq"]), "bbq", "es").frame
+    origins = dict(zip(frame["item_id"], frame["origin"], strict=True))
+    assert origins == {"religion-0": "import", "religion-1": "import", "religion-2": "import", "religion-3": "import", "religion-4": "draft"}  # fmt: skip
+    shutil.copy(REPO / "translations" / "review-policy.yaml", root / "translations" / "review-policy.yaml")
+    stable = cli(
+        "release", "build", "1.0.0", "--suites", "bbq", "--locales", "es", "--root", str(root),
+        "--dist", str(tmp_path / "dist"),
+    )  # fmt: skip
+    assert stable.code == 2
+    # 16 items × 5 segments, less the 20 of the published family (religion-0's drafts among them):
+    # religion-4's 5 drafts and 55 untranslated
+    assert "es/bbq: 5 draft, 55 untranslated" in stable.err
 
 
 @pytest.mark.bad_input
-def test_malformed_bbq_line_is_located(root: Path, tmp_path: Path, cli) -> None:
+def test_malformed_bbq_lines_are_located(root: Path, tmp_path: Path, cli) -> None:
     bad = tmp_path / "bad.jsonl"
     item = bbq_item(0, "1", "neg", "sideways", "Age", "the young", "the old", 0, [])
     bad.write_text(json.dumps(item) + "\n{oops\n", encoding="utf-8")
     result = cli("import", "bbq", str(bad), "--root", str(root))
-    assert result.code == 2
-    assert "line 1 context_condition" in result.err and "line 2: invalid JSON" in result.err
+    assert result.code == 2  # nothing left to import: every row located
+    assert (
+        "line 1 unreadable: context_condition: " in result.err
+        and "line 2 unreadable: invalid JSON" in result.err
+    )
     assert not (root / ".polyprobe/imports/bbq/items.jsonl").exists()
+
+
+@pytest.mark.bad_input
+def test_a_defective_bbq_row_is_left_out_and_the_rest_imported(root: Path, tmp_path: Path, cli) -> None:
+    data = write_bbq(tmp_path / "bbq")
+    lines = (data / "Age.jsonl").read_text().splitlines()
+    lines[6] = lines[6].replace('"disambig"', '"sideways"')  # question 2's family loses an item
+    (data / "Age.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    strict = cli("import", "bbq", str(data), "--root", str(root), "--strict")
+    assert strict.code == 2 and "Age.jsonl: line 7 unreadable: context_condition" in strict.err
+    assert not (root / ".polyprobe/imports/bbq/items.jsonl").exists()
+    result = cli("import", "bbq", str(data), "--root", str(root), "--json")
+    assert result.code == 0, result.err
+    assert f"left out: {data / 'Age.jsonl'}:7: context_condition: " in result.err
+    for line in (5, 6, 8):  # the rest of its family: not BBQ's block of four any more
+        assert f"left out: {data / 'Age.jsonl'}:{line}: its family" in result.err
+    assert "12 items in 3 families" in result.err
+    age = next(f for f in json.loads(result.out) if f["file"] == "Age.jsonl")
+    assert age == {
+        "file": "Age.jsonl",
+        "items": 8,
+        "aligned": 0,
+        "imported": 4,
+        "outside_english_selection": 0,
+        "left_out": {"not-a-family": 3, "unreadable": 1},
+    }
 
 
 def reviewed_record(segment: str, source: str, machine: str, final: str) -> str:
@@ -303,16 +352,15 @@ def test_orphan_records_after_a_new_subset_are_reported_retired_and_restored(
 ) -> None:
     data = write_bbq(tmp_path / "bbq")
     cli("import", "bbq", str(data), "--root", str(root))
-    item = json.loads((data / "Religion.jsonl").read_text().splitlines()[4])  # question 2's family
-    item.update(
-        context="El hindú y el judío esperaban.",
-        question="¿Quién gritaba?",
-        ans0="El hindú",
-        ans1="El judío",
-        ans2="Desconocido",
-    )
-    (tmp_path / "es.jsonl").write_text(json.dumps(item) + "\n", encoding="utf-8")
-    assert cli("import", "bbq", str(tmp_path / "es.jsonl"), "--locale", "es", "--root", str(root)).code == 0
+    texts = {  # question 2's family's first item
+        "context": "El hindú y el judío esperaban.",
+        "question": "¿Quién gritaba?",
+        "ans0": "El hindú",
+        "ans1": "El judío",
+        "ans2": "Desconocido",
+    }
+    drafts = {f"religion-4.{field}": text for field, text in texts.items()}
+    assert run_draft(cli, root, tmp_path, "es", drafts, suite="bbq").code == 0
     store = root / "translations" / "es" / "bbq.jsonl"
     before = store.read_text(encoding="utf-8")
     # a smaller subset: question 2's family is no longer imported

@@ -127,9 +127,7 @@ def bbq_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from toolkit.importers.bbq import import_bbq
 
     catalog = load_catalog(Project.at(root), suites=["bbq"])
-    import_bbq(
-        catalog, write_bbq(base / "bbq-data"), locale="en", per_category=None, how="first", seed=0, by="t"
-    )
+    import_bbq(catalog, write_bbq(base / "bbq-data"), locale="en", per_category=None, how="first", seed=0)
     return build_release(
         Project.at(root),
         BuildOptions(

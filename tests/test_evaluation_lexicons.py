@@ -63,7 +63,7 @@ CASES = [
     ),
     (
         "answers.yaml",
-        "version: 1.0.0\n",
+        "version: 1.1.0\n",
         "version: one\n",
         "lexicons/answers.yaml: (file) version: needs a semantic version (e.g. 1.0.0)",
     ),

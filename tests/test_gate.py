@@ -15,7 +15,7 @@ import pytest
 
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import STORE_IT
-from tests.store_helpers import bbq_catalog, mbbq_file, run_draft
+from tests.store_helpers import bbq_catalog, bbq_drafts, run_draft
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.render.gate import gate, gate_one
@@ -386,10 +386,9 @@ BBQ_BROKEN = {
 def test_a_broken_bbq_translation_is_refused_with_nothing_written(name: str, tmp_path: Path, cli) -> None:
     root, item = bbq_catalog(tmp_path, cli)
     field, text, says = BBQ_BROKEN[name]
-    es = mbbq_file(tmp_path / "es.jsonl", item, **{field: text})
-    result = cli("import", "bbq", str(es), "--locale", "es", "--root", str(root))
+    result = run_draft(cli, root, tmp_path, "es", bbq_drafts(item, **{field: text}), suite="bbq")
     assert result.code == 2, result.err
-    assert f"error: {es}: " in result.err and f".{field} [es] text: " in result.err and says in result.err
+    assert f".{field} [es] text: " in result.err and says in result.err
     assert not (root / "translations" / "es" / "bbq.jsonl").exists()
 
 

@@ -41,9 +41,13 @@ def test_doctests() -> None:
 
 
 def test_answer_lexicon_shape() -> None:
-    assert ANSWERS["version"] == "1.0.0"
+    assert ANSWERS["version"] == "1.1.0"
     assert "draft" in ANSWERS["description"].lower()
-    assert list(ANSWERS["locales"]) == LOCALES == ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr"]
+    assert (
+        list(ANSWERS["locales"])
+        == LOCALES
+        == ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr", "nl", "tr"]
+    )
     for locale in LOCALES:
         vocab = answer_vocabulary(ANSWERS, locale)
         for words in (vocab.yes, vocab.no, vocab.unknown):
@@ -54,7 +58,7 @@ def test_answer_lexicon_shape() -> None:
         assert not yes & no and not yes & unknown and not no & unknown, locale
 
 
-@pytest.mark.parametrize("locale", ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr"])
+@pytest.mark.parametrize("locale", ["en", "zh", "it", "he", "es", "ar", "arz", "de", "fr", "nl", "tr"])
 def test_every_lexicon_entry_parses_as_itself(locale: str) -> None:
     vocab = answer_vocabulary(ANSWERS, locale)
     for word in vocab.yes:

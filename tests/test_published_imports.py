@@ -108,8 +108,9 @@ def test_crows_pairs_equal_sentences_and_repeated_rows_are_kept_and_reported(
     ]
 
 
-def _refused(cli, root: Path, path: Path, *expected: str, locale: str = "en") -> None:
-    result = cli("import", "crows-pairs", str(path), "--locale", locale, "--root", str(root))
+def _refused(cli, root: Path, path: Path, *expected: str, locale: str = "en", strict: bool = False) -> None:
+    flags = ["--strict"] if strict else []
+    result = cli("import", "crows-pairs", str(path), "--locale", locale, *flags, "--root", str(root))
     assert result.code == 2, result.err
     for text in expected:
         assert text in result.err, result.err
@@ -125,12 +126,6 @@ def test_malformed_crows_pairs_files_are_refused_and_nothing_is_written(
     missing = tmp_path / "missing.csv"
     missing.write_text(crows_text(CROWS_ROWS, header=[c for c in CROWS_HEADER if c != "stereo_antistereo"]))
     _refused(cli, root, missing, "missing.csv: line 1 stereo_antistereo: missing column")
-
-    rows = list(CROWS_ROWS)
-    rows[2] = (rows[2][0], "  ", rows[2][2], rows[2][3])
-    rows[4] = (rows[4][0], rows[4][1], "pro", rows[4][3])
-    empty = write_crows(tmp_path / "empty.csv", rows)
-    _refused(cli, root, empty, "empty.csv: line 4 sent_less: empty", "line 6 stereo_antistereo: 'pro'")
 
     latin = tmp_path / "latin1.csv"
     latin.write_bytes(
@@ -148,10 +143,41 @@ def test_malformed_crows_pairs_files_are_refused_and_nothing_is_written(
     twice.write_text(
         crows_text(CROWS_ROWS) + crows_text(CROWS_ROWS[:1]).splitlines()[1] + "\n", encoding="utf-8"
     )
-    _refused(cli, root, twice, "twice.csv: line 10: pair id '0' also on line 2")
+    _refused(cli, root, twice, "twice.csv: line 10: pair id '0' also on line 2 (--strict)", strict=True)
 
     _refused(cli, root, good, "not 'de'", locale="de")
     assert (root / CROWS_IMPORT.format("en")).read_bytes() == before  # the earlier import is untouched
+
+
+@pytest.mark.bad_input
+def test_defective_crows_pairs_rows_are_left_out_and_recorded(root: Path, tmp_path: Path, cli) -> None:
+    """As French CrowS-Pairs' public copy (pair 129 has no sent_less): the defective rows are
+    reported with file, line and field, left out and recorded in the import; --strict refuses."""
+    rows = list(CROWS_ROWS)
+    rows[2] = (rows[2][0], "", rows[2][2], rows[2][3])
+    rows[4] = (rows[4][0], rows[4][1], "pro", rows[4][3])
+    empty = write_crows(tmp_path / "empty.csv", rows)
+    _refused(
+        cli,
+        root,
+        empty,
+        "empty.csv: line 4 sent_less: empty (--strict)",
+        "line 6 stereo_antistereo: 'pro': must be one of stereo, antistereo (--strict)",
+        strict=True,
+    )
+    assert not (root / CROWS_IMPORT.format("en")).exists()
+    result = cli("import", "crows-pairs", str(empty), "--root", str(root))
+    assert result.code == 0, result.err
+    assert "left out: empty.csv: line 4: sent_less: empty" in result.err
+    assert "left out: empty.csv: line 6: stereo_antistereo: 'pro'" in result.err
+    assert "6 pairs [en] of 8 rows, 2 left out" in result.err
+    lines = (root / CROWS_IMPORT.format("en")).read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert [(f["line"], f["check"]) for f in header["left_out"]] == [
+        (4, "sent_less"),
+        (6, "stereo_antistereo"),
+    ]
+    assert [json.loads(line)["line"] for line in lines[1:]] == [2, 3, 5, 7, 8, 9]
 
 
 # --- the regional study's SOS sets -------------------------------------------------------------------
@@ -208,7 +234,7 @@ def test_study_findings_are_reported_per_file_and_line(root: Path, tmp_path: Pat
         ("US_SOS_female_data.csv", 4, "identity-missing"),
         ("US_SOS_female_data.csv", 4, "unfilled-slot"),
         ("German_SOS_non_binary.csv", 2, "de-person-agreement"),  # "eine ... protestantischer Person"
-    }  # "eine inter Person" (an invariable adjective) and "a Christian" are not findings
+    }  # "eine inter / agender / bigender Person" (invariable adjectives) and "a Christian" are not findings
     header = json.loads((root / STUDY_IMPORT).read_text().splitlines()[0])
     assert len(header["findings"]) == 5  # the German slip is in both sentences of its pair
     assert [s["file"] for s in header["sources"]] == list(STUDY_FILES)

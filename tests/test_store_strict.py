@@ -17,7 +17,7 @@ import pytest
 from tests import store_helpers
 from tests.review_stub import POLICY, StubLabelStudio, annotation, task
 from tests.store_damage import DAMAGES, STORE_IT, Damage
-from tests.store_helpers import bbq_catalog, mbbq_file
+from tests.store_helpers import bbq_catalog, bbq_drafts
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.review.workflow import pull
@@ -172,16 +172,15 @@ BBQ_DAMAGES = {
 
 @pytest.mark.bad_input
 @pytest.mark.parametrize("name", sorted(BBQ_DAMAGES))
-def test_bbq_translation_import_refuses_a_damaged_store(name: str, tmp_path: Path, cli) -> None:
+def test_a_bbq_draft_refuses_a_damaged_store(name: str, tmp_path: Path, cli) -> None:
     root, item = bbq_catalog(tmp_path, cli)
-    first = mbbq_file(tmp_path / "es-1.jsonl", item)
-    assert cli("import", "bbq", str(first), "--locale", "es", "--root", str(root)).code == 0
+    assert store_helpers.run_draft(cli, root, tmp_path, "es", bbq_drafts(item), suite="bbq").code == 0
     store = root / "translations" / "es" / "bbq.jsonl"
     change, line, fragment = BBQ_DAMAGES[name]
     store.write_bytes(change(store.read_bytes()))
     before = snapshot(root)
-    second = mbbq_file(tmp_path / "es-2.jsonl", item, question="¿Quién estaba gritando?")
-    result = cli("import", "bbq", str(second), "--locale", "es", "--root", str(root))
+    again = bbq_drafts(item, question="¿Quién estaba gritando?")
+    result = store_helpers.run_draft(cli, root, tmp_path, "es", again, suite="bbq")
     assert result.code == 2, result.err
     assert f"translations/es/bbq.jsonl: {line}" in result.err and fragment in result.err
     assert snapshot(root) == before

@@ -17,11 +17,13 @@ from evaluator.report.figures import write_text
 from evaluator.report.html import render_html
 from evaluator.report.markdown import render_markdown
 from evaluator.report.palette import (
-    LOCALES,
     STANDING_COLORS,
     VARIANT_COLORS,
     VARIANT_NAMES,
+    LocaleInfo,
+    locale_info,
     locale_order,
+    release_locales,
 )
 from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
 from evaluator.report.sections.common import Context
@@ -105,11 +107,8 @@ def _runs_table(runs: list[Run]) -> Table:
 
 def _legend(runs: list[Run]) -> list[tuple[str, str, str]]:
     present = locale_order({loc for run in runs for loc in run.locales})
-    items = [
-        ("locale", f"{code} · {LOCALES[code].native}", LOCALES[code].color)
-        for code in present
-        if code in LOCALES
-    ]
+    infos = [info for info in (locale_info(code) for code in present) if info is not None]
+    items = [("locale", f"{info.code} · {info.native}", info.color) for info in infos]
     if any("standing" in TASKS[run.task].legend for run in runs):
         items += [("standing", name, color) for name, color in STANDING_COLORS.items()]
     if any("gender" in TASKS[run.task].legend for run in runs):
@@ -119,6 +118,29 @@ def _legend(runs: list[Run]) -> list[tuple[str, str, str]]:
 
 def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | None = None) -> ReportResult:
     runs = load_runs(folders, labels)
+    with release_locales(described_locales(runs)):
+        return _build(runs, out)
+
+
+def described_locales(runs: Sequence[Run]) -> dict[str, LocaleInfo]:
+    """The locales the runs' releases describe with a report style (published-only ones), as the
+    palette shows them; the first run that describes a locale decides."""
+    out: dict[str, LocaleInfo] = {}
+    for run in runs:
+        for code, entry in run.info.release.locales.items():
+            if entry.colour and code not in out:
+                out[code] = LocaleInfo(
+                    code,
+                    entry.name,
+                    entry.native_name or entry.name,
+                    entry.direction,
+                    entry.colour,
+                    entry.html_lang or code,
+                )
+    return out
+
+
+def _build(runs: list[Run], out: Path) -> ReportResult:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; give a folder for the report")
     refuse_inside_release(out)

@@ -21,7 +21,7 @@ from evaluator.report.document import (
     Table,
     fmt_cell,
 )
-from evaluator.report.palette import BETTER, CSS_FONT_STACK, LOCALES, NEUTRAL, WORSE, locale_color
+from evaluator.report.palette import BETTER, CSS_FONT_STACK, NEUTRAL, WORSE, locale_color, locale_info
 
 LANG_TAGS = {"zh": "zh-Hans", "he": "he", "ar": "ar", "arz": "arz"}
 
@@ -69,11 +69,11 @@ summary {{ cursor: pointer; font-weight: 600; font-size: .9rem; }}
 
 
 def _locale(code: str) -> str:
-    info = LOCALES.get(code)
+    info = locale_info(code)
     swatch = f'<span class="swatch" style="background:{locale_color(code)}"></span>'
     if info is None:
         return f'<span class="loc">{swatch}{escape(code)}</span>'
-    lang = LANG_TAGS.get(code, code)
+    lang = LANG_TAGS.get(code, info.lang or code)
     return (
         f'<span class="loc">{swatch}{escape(code)}'
         f'<bdi lang="{lang}" dir="{info.direction}">{escape(info.native)}</bdi></span>'

@@ -2,13 +2,19 @@
 a standing or a gender variant has the same colour in every figure of every report.
 
 Locale colours are Paul Tol's muted qualitative scheme (distinguishable with colour-vision
-deficiencies); the two Arabic varieties get neighbouring greens on purpose."""
+deficiencies); the two Arabic varieties get neighbouring greens on purpose. A locale the nine
+below do not cover (a published-only locale such as MBBQ's Dutch or Turkish) is shown as its
+release describes it (lexicons/locales.yaml's ``report``, carried by the manifest into run.json):
+the report makes those descriptions current with :func:`release_locales` while it draws."""
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 
 
 @dataclass(frozen=True)
@@ -18,6 +24,8 @@ class LocaleInfo:
     native: str
     direction: str
     color: str
+    lang: str = ""
+    """The HTML language tag (empty: the code)."""
 
 
 LOCALES: dict[str, LocaleInfo] = {
@@ -37,6 +45,26 @@ LOCALES: dict[str, LocaleInfo] = {
 """The nine locales in the release order (lexicons/locales.yaml)."""
 
 UNKNOWN_LOCALE_COLOR = "#777777"
+
+_RELEASE_LOCALES: ContextVar[Mapping[str, LocaleInfo]] = ContextVar(
+    "release_locales", default=MappingProxyType({})
+)
+
+
+@contextmanager
+def release_locales(infos: Mapping[str, LocaleInfo]) -> Iterator[None]:
+    """While drawing a report: the locales its runs' releases describe, besides the nine."""
+    token = _RELEASE_LOCALES.set(dict(infos))
+    try:
+        yield
+    finally:
+        _RELEASE_LOCALES.reset(token)
+
+
+def locale_info(code: str) -> LocaleInfo | None:
+    """The nine locales' own, else what the runs' release says of ``code`` (None: nothing)."""
+    return LOCALES.get(code) or _RELEASE_LOCALES.get().get(code)
+
 
 STANDING_COLORS: dict[str, str] = {
     "marginalized": "#CC3311",
@@ -74,20 +102,22 @@ CSS_FONT_STACK = ", ".join(f'"{name}"' for name in FONT_STACK) + ", sans-serif"
 
 
 def locale_order(codes: Iterable[str]) -> list[str]:
-    """The given locale codes in release order; unknown codes after them, sorted."""
+    """The given locale codes in release order; the releases' other locales (published-only) after
+    them, in the order the runs' releases list them; unknown codes last, sorted."""
     present = {str(c) for c in codes}
-    known = [code for code in LOCALES if code in present]
+    order = [*LOCALES, *_RELEASE_LOCALES.get()]
+    known = [code for code in dict.fromkeys(order) if code in present]
     return known + sorted(present - set(known))
 
 
 def locale_color(code: str) -> str:
-    info = LOCALES.get(code)
+    info = locale_info(code)
     return info.color if info else UNKNOWN_LOCALE_COLOR
 
 
 def locale_label(code: str, *, multiline: bool = False) -> str:
     """`ar · العربية الفصحى`: the code for the reader of a paper, the native name for everyone else."""
-    info = LOCALES.get(code)
+    info = locale_info(code)
     if info is None:
         return code
     if multiline:

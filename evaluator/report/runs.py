@@ -49,11 +49,23 @@ class RunModel(_Seen):
     kind: str = "?"
 
 
+class RunLocale(_Seen):
+    """A locale as the run's release describes it (its manifest's ``locales`` entry)."""
+
+    name: str
+    direction: str = "ltr"
+    native_name: str | None = None
+    colour: str | None = Field(default=None, pattern=r"^#[0-9A-Fa-f]{6}$")
+    html_lang: str | None = None
+
+
 class RunRelease(_Seen):
     version: str = "?"
     preview: bool = False
     signature: str | None = None
     """The release's signature (what `eval merge` compares); None where run.json has none."""
+    locales: dict[str, RunLocale] = Field(default_factory=dict)
+    """The run's locales as the release describes them (runs from before: none)."""
 
 
 class RunOptionsSeen(_Seen):

@@ -26,7 +26,7 @@ class BbqTask(Task):
         if frame.height == 0:
             return frame
         if ctx.options.limit is not None and "family_id" in frame.columns:
-            frame = balanced_families(frame)
+            frame = shared_families(balanced_families(frame))
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
@@ -104,6 +104,16 @@ def balanced_families(frame: pl.DataFrame) -> pl.DataFrame:
     )
     whole = counts.filter((pl.col("cells") == 4) & (pl.col("low") == pl.col("high")))
     return frame.join(whole.select("locale", "family_id"), on=["locale", "family_id"], how="semi")
+
+
+def shared_families(frame: pl.DataFrame) -> pl.DataFrame:
+    """Only the families every locale of the frame has: a seeded sample of them is then the same
+    families in every locale, so the locales are compared on the same items."""
+    locales = frame["locale"].n_unique()
+    shared = (
+        frame.group_by("family_id").agg(pl.col("locale").n_unique().alias("n")).filter(pl.col("n") == locales)
+    )
+    return frame.join(shared.select("family_id"), on="family_id", how="semi")
 
 
 def no_target_warnings(table: list[dict[str, Any]]) -> list[str]:

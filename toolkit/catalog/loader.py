@@ -143,8 +143,12 @@ def load_catalog(
                 if ilist is not None:
                     catalog.identity_lists[path] = ilist
         for code in suite.spec.locales if eager else ():
-            if code in loc and (wanted_locales is None or code in wanted_locales):
+            if (
+                code in loc
+                and not loc[code].published_only
+                and (wanted_locales is None or code in wanted_locales)
+            ):
                 catalog.grammar(code)
-                if not loc[code].source:
+                if loc[code].translated:
                     catalog.store(sid, code)
     return catalog

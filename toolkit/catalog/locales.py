@@ -1,5 +1,8 @@
-"""The locales polyprobe renders, defined by data (lexicons/locales.yaml): a new locale needs
-no code. Each locale says which term forms identity lists must give for it."""
+"""The locales polyprobe knows, defined by data (lexicons/locales.yaml): a new locale needs
+no code. Each locale says which term forms identity lists must give for it, and how reports show
+it. A published-only locale (``published_only: true``) is one polyprobe does not render: it has
+no templates, grammar, store or translations, and its rows come only from a published dataset
+imported as published (MBBQ's Dutch and Turkish); only suites that read imports may list it."""
 
 from __future__ import annotations
 
@@ -24,6 +27,13 @@ class FormSpec(Record):
         return frozenset(self.required) | frozenset(self.optional) | {f for g in self.one_of for f in g}
 
 
+class ReportStyle(Record):
+    """How reports show a locale: its colour in every figure and its HTML language tag."""
+
+    colour: str = Field(pattern=r"^#[0-9A-Fa-f]{6}$")
+    html_lang: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)*$")
+
+
 class Locale(Record):
     code: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
     name: str
@@ -41,8 +51,17 @@ class Locale(Record):
     list_separator: str = ", "
     """How a list of words is joined in running text (、 in Chinese, ، in Arabic)."""
     source: bool = False
-    forms: FormSpec
+    published_only: bool = False
+    """No templates, grammar, store or translations: rows only from imported published data."""
+    report: ReportStyle | None = None
+    """Colour and HTML language tag in reports (release manifests carry them to the evaluator)."""
+    forms: FormSpec = FormSpec()
     note: str = ""
+
+    @property
+    def translated(self) -> bool:
+        """Whether the locale has a translation store (neither the source nor published-only)."""
+        return not self.source and not self.published_only
 
 
 class LocalesFile(Record):
@@ -94,6 +113,15 @@ def load_locales(project: Project) -> Locales:
         )
         if loc is not None:
             locales.append(loc)
+            if not loc.published_only and "forms" not in item:
+                problems.append(
+                    Problem(
+                        LOCALES_FILE,
+                        loc.code,
+                        "forms",
+                        "missing: a rendered locale says which term forms it needs",
+                    )
+                )
     parse_record(
         LocalesFile, {**header, "locales": []}, file=LOCALES_FILE, record="(file)", problems=problems
     )
@@ -106,6 +134,20 @@ def load_locales(project: Project) -> Locales:
         seen.add(loc.code)
     if sum(loc.source for loc in locales) != 1:
         problems.append(Problem(LOCALES_FILE, "(file)", "source", "exactly one locale must be the source"))
+    for loc in locales:
+        if loc.published_only and (loc.source or loc.deepl_target or loc.forms.known()):
+            problems.append(
+                Problem(
+                    LOCALES_FILE,
+                    loc.code,
+                    "published_only",
+                    "a published-only locale is never rendered or translated: no source, deepl_target or forms",
+                )
+            )
+        if loc.published_only and loc.report is None:
+            problems.append(
+                Problem(LOCALES_FILE, loc.code, "report", "a published-only locale needs its report colour")
+            )
     if problems:
         raise CatalogError(problems)
     return Locales(version=str(raw["version"]), by_code={loc.code: loc for loc in locales})

@@ -141,6 +141,17 @@ def _check_spec(
     for code in spec.locales:
         if code not in locales:
             problems.append(Problem(rel_spec, suite_id, "locales", f"unknown locale {code!r}", code))
+        elif locales[code].published_only and spec.mode == "template":
+            problems.append(
+                Problem(
+                    rel_spec,
+                    suite_id,
+                    "locales",
+                    f"{code!r} is published-only (no templates or translations): "
+                    "only suites of published data (mode sample or import) may list it",
+                    code,
+                )
+            )
     if not spec.locales:
         problems.append(
             Problem(rel_spec, suite_id, "locales", "lists no locales: the suite would render nothing")

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from toolkit.catalog.loader import load_catalog
+from toolkit.catalog.published.bbq_targets import NO_TARGET_REASONS
 from toolkit.cli.choices import Suite
 from toolkit.cli.common import (
     JsonFlag,
@@ -22,7 +23,7 @@ from toolkit.cli.common import (
     say,
     table,
 )
-from toolkit.importers.bbq import import_bbq
+from toolkit.importers.bbq import CHECKS, import_bbq
 from toolkit.translation.quality import post_editing
 
 import_app = typer.Typer(
@@ -42,8 +43,9 @@ def import_bbq_command(
         str,
         typer.Option(
             "--locale",
-            help="The language to import: en (the source) or a translation (MBBQ's *_es.jsonl). A file's "
-            "name says its language (Age_es.jsonl); a name without one is taken to be in --locale.",
+            help="The language to import: en (the source) or a published translation (MBBQ's *_es, "
+            "*_nl, *_tr.jsonl). A file's name says its language (Age_es.jsonl); a name without one is "
+            "taken to be in --locale.",
         ),
     ] = "en",
     metadata: Annotated[
@@ -61,20 +63,28 @@ def import_bbq_command(
         typer.Option(
             "--per-category",
             min=1,
-            help="Item families per category (default: all). A family: the four items of one context and "
-            "question pairing (ambiguous and disambiguated, negative and non-negative question).",
+            help="Item families per category (default: all). A family: BBQ's block of four items of one "
+            "question (ambiguous and disambiguated, negative and non-negative question).",
         ),
     ] = None,
     select: Annotated[
         Select, typer.Option("--select", help="first N families, or N drawn with --seed.")
     ] = Select.random,
     seed: Annotated[int, typer.Option("--seed", help="Seed for --select random.")] = 0,
-    by: Annotated[
-        str, typer.Option("--by", help="Recorded in the history of imported translations.")
-    ] = "bbq-import",
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Refuse the import (exit 2, nothing written) when any row would be left out."
+        ),
+    ] = False,
     root: Root = None,
+    json: JsonFlag = False,
 ) -> None:
-    """Read BBQ items into sample-mode segments of the bbq suite (to translate and review)."""
+    """Read BBQ/MBBQ items: English into the bbq suite (to translate and review), a published
+    translation (MBBQ's Spanish, Dutch, Turkish) as published, aligned with the English items.
+
+    Rows that are not BBQ items, families that are not BBQ's block of four and translated families
+    that cannot be aligned are listed (file, line, why), left out and counted; the rest is imported."""
     catalog = load_catalog(project_at(root, writes=True), suites=["bbq"])
     result = import_bbq(
         catalog,
@@ -83,35 +93,46 @@ def import_bbq_command(
         per_category=per_category,
         how=select.value,
         seed=seed,
-        by=by,
         metadata=metadata,
+        strict=strict,
     )
     if result.skipped_files:
         say(
             f"skipped {len(result.skipped_files)} file(s) in other languages: {', '.join(result.skipped_files)}"
         )
-    if result.path is not None:
-        cats = ", ".join(f"{k} {v}" for k, v in sorted(result.categories.items()))
-        say(f"{result.items} items in {result.families} families -> {result.path} ({cats})")
-        for category, n in sorted(result.no_target.items()):
-            hint = " (pass --metadata BBQ/supplemental/additional_metadata.csv)" if "_x_" in category else ""
-            say(f"warning: {category}: {n} item(s) without a target answer: no bias score for them{hint}")
-    else:
+    for left in result.left_out:
+        say(f"left out: {left.file}:{left.line}: {left.message}")
+    cats = ", ".join(f"{k} {v}" for k, v in sorted(result.categories.items()))
+    what = "items" if locale == catalog.locales.source.code else f"published {locale} items"
+    say(f"{result.items} {what} in {result.families} families -> {result.path} ({cats})")
+    if result.published_before:
+        langs = ", ".join(result.published_before)
         say(
-            f"{result.items} items aligned with the English ones; {result.translated} segment translations "
-            f"stored as drafts ({locale})"
+            f"note: the published translations ({langs}) were aligned with the English items imported "
+            f"before; import them again (polyprobe import bbq PATH --locale {result.published_before[0]}) "
+            "so that they cover these"
         )
-        if result.kept_reviewed:
-            say(
-                f"{len(result.kept_reviewed)} segment(s) kept as they are: the store has reviewed work for them "
-                f"({', '.join(result.kept_reviewed[:10])}{' …' if len(result.kept_reviewed) > 10 else ''})"
-            )
-        if result.outside:
-            say(f"{result.outside} translated item(s) belong to English items that were not imported")
-        if result.unaligned:
-            say(f"warning: {len(result.unaligned)} translated item(s) not imported:")
-            for line in result.unaligned[:20]:
-                say(f"  {line}")
+    for category, reasons in sorted(result.no_target.items()):
+        why = "; ".join(f"{n} {NO_TARGET_REASONS[r]}" for r, n in sorted(reasons.items()))
+        say(f"warning: {category}: {sum(reasons.values())} item(s) without a target answer ({why})")
+    if json:
+        print_json([f.as_dict() for f in result.files])
+        return
+    grid = table(f"bbq import ({locale}), per file")
+    for column in ("file", "items", "aligned", "imported", "outside", "left out"):
+        grid.add_column(column, justify="left" if column in ("file", "left out") else "right")
+    english = locale == catalog.locales.source.code
+    for f in result.files:
+        left_out = ", ".join(f"{n} {CHECKS[c]}" for c, n in sorted(f.left_out.items())) or "0"
+        grid.add_row(
+            f.name,
+            str(f.rows),
+            "—" if english else str(f.aligned),
+            str(f.imported),
+            "—" if english else str(f.outside),
+            left_out,
+        )
+    print_table(grid)
 
 
 def quality_command(

@@ -38,24 +38,39 @@ def crows_pairs_command(
         typer.Argument(help="crows_pairs_anonymized.csv, or French CrowS-Pairs' file.", exists=True),
     ],
     locale: Annotated[str, typer.Option("--locale", help="The file's language: en, or fr.")] = "en",
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Refuse the file (exit 2, nothing written) when any row is defective."),
+    ] = False,
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:
-    """Read CrowS-Pairs (or French CrowS-Pairs) into the crows-pairs suite, as published."""
+    """Read CrowS-Pairs (or French CrowS-Pairs) into the crows-pairs suite, as published.
+
+    A defective row (an empty sentence, an unknown direction, a repeated pair id) is reported with
+    file, line and field, left out and recorded in the import (and so in the release manifest);
+    --strict refuses the file instead."""
     catalog = load_catalog(project_at(root, writes=True, announce=True), suites=[CROWS_PAIRS])
-    result = import_crows_pairs(catalog, path, locale=locale)
+    result = import_crows_pairs(catalog, path, locale=locale, strict=strict)
     if json:
         print_json(
             {
                 "path": str(result.path),
+                "records": result.records,
                 "pairs": result.pairs,
                 "by_bias_type": result.by_bias_type,
                 "findings": [f.model_dump() for f in result.findings],
+                "left_out": [f.model_dump() for f in result.left_out],
             }
         )
         return
+    rows = len({f.line for f in result.left_out})
+    for left in result.left_out:
+        say(f"left out: {left.file}: line {left.line}: {left.check}: {left.message}")
     types = ", ".join(f"{k} {v}" for k, v in result.by_bias_type.items())
-    say(f"{result.pairs} pairs [{locale}] -> {result.path} ({types})")
+    say(
+        f"{result.pairs} pairs [{locale}] of {result.records} rows, {rows} left out -> {result.path} ({types})"
+    )
     _report(result.findings, result.counts)
 
 

@@ -157,7 +157,7 @@ def status_command(
         for code in suite.spec.locales:
             if (
                 code in catalog.locales
-                and not catalog.locales[code].source
+                and catalog.locales[code].translated
                 and (not locale or code in locale)
             ):
                 rows.append(review_status(catalog, code, suite.id))

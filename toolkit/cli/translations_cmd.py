@@ -128,7 +128,7 @@ def sync_command(
     total = sum(len(segments) for segments in changed.values())
     for suite in catalog.suites.values():
         for locale in suite.spec.locales:
-            if locale in catalog.locales and not catalog.locales[locale].source:
+            if locale in catalog.locales and catalog.locales[locale].translated:
                 if retire_orphans_:
                     gone, back = retire_orphans(catalog, suite.id, locale)
                     if gone or back:

@@ -1,4 +1,4 @@
-"""BBQ / MBBQ import: the user's copy of the benchmark becomes sample-mode segments.
+"""BBQ / MBBQ import: the user's copy of the benchmark becomes the bbq suite's items.
 
 BBQ (Parrish et al. 2022) and MBBQ (Neplenbroek et al. 2024) are never committed. `polyprobe
 import bbq PATH` reads their JSONL files (a file or a folder of them), takes a subset, and
@@ -12,22 +12,23 @@ folder, the files of other languages are skipped and listed. MBBQ's control file
 (``*_control_*``: proper names instead of group words) are a subset of their own, kept apart:
 their own item ids, families and report category ("Age (control)").
 
-Subset: BBQ items come in families that share a question index and the same three answers
-(ambiguous/disambiguated × negative/non-negative question); bias scores need whole families,
-so the unit of selection is the family. Per category, ``--per-category N`` families are taken,
-either the first N in file order (``--select first``) or N drawn with ``--seed``
-(``--select random``, the default).
+Subset: the unit is BBQ's family, the block of four consecutive example_ids of one question
+(ambiguous/disambiguated × negative/non-negative question); bias scores need whole families.
+Per category, ``--per-category N`` families are taken, either the first N in file order
+(``--select first``) or N drawn with ``--seed`` (``--select random``, the default).
 
-Translations (``--locale es``) are aligned by content, never by ``example_id`` alone: MBBQ
-renumbers BBQ's items, its control files number and order their items apart, and each
-language orders an item's options its own way. A translated item is paired with the English
-item of the same MBBQ file set (the ``_en`` file next to it, same subset, category, question
-index, polarity and context condition, same example_id there), which is paired with the
-imported English item with exactly the same English text; the options are then mapped by role
-(the unknown answer by its ``unknown`` tag, the gold answer of a disambiguated item to the
-gold answer), by tags that are the same in both languages (``F``/``M``, ``lowSES``), or through
-a disambiguated item of the same family whose options are the same translated texts. An item
-whose options cannot be mapped that way is not imported, and is counted.
+Published translations (``--locale es|nl|tr``: MBBQ's other languages) are published data, not
+translations of the store: their texts are kept exactly as published, in the published option
+order, and written to .polyprobe/imports/bbq/<locale>.jsonl (catalog.published.bbq_translations).
+Each translated item is aligned with the English item it renders by structure, never by
+example_id (toolkit.importers.bbq_align), then with the imported English item of exactly the same
+texts.
+
+Defective rows — a line that is not a BBQ item, an item without a single unknown answer, a
+family that is not BBQ's block of four, a translated family that cannot be aligned — are listed
+with file, line and why, left out and counted; the rest is imported. ``--strict`` refuses
+instead (exit 2, nothing written). A file that is not UTF-8, or holds no item at all, is
+refused whole.
 """
 
 from __future__ import annotations
@@ -37,15 +38,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ValidationError
 
 from toolkit.catalog.loader import Catalog
 from toolkit.catalog.published.bbq import (
     CONTROL,
-    FIELDS,
-    SAMPLES_FILE,
     BbqItem,
     Located,
     duplicates,
@@ -55,15 +54,31 @@ from toolkit.catalog.published.bbq import (
     write_samples,
 )
 from toolkit.catalog.published.bbq_targets import INTERSECTIONAL
+from toolkit.catalog.published.bbq_translations import (
+    PublishedItem,
+    english_sha,
+    translations_file,
+    write_translations,
+)
+from toolkit.catalog.published.files import FORMAT, Finding, Header, Source
 from toolkit.core.errors import CatalogError, InputError, Problem
-from toolkit.core.fileio import read_text
+from toolkit.core.fileio import read_text, sha256_file
+from toolkit.importers.bbq_align import Pairing, align, families, finding
 from toolkit.importers.csv_files import read_csv
-from toolkit.render.gate import gate
-from toolkit.store.files import load_store_strict, store_lock
-from toolkit.store.model import Event, source_sha, utc_now
-from toolkit.store.rules import is_current, reviewed_work
 
 FILE_NAME = re.compile(r"^(?P<stem>.+?)(?P<control>_control)?(?:_(?P<lang>[a-z]{2,3}))?\.jsonl$")
+
+UNREADABLE = "unreadable"
+NO_UNKNOWN = "no-unknown"
+CHECKS = {
+    UNREADABLE: "not a BBQ item",
+    NO_UNKNOWN: "no single answer tagged 'unknown'",
+    "not-a-family": "not in a whole family of four",
+    "no-english-family": "no English family it can be paired with",
+    "same-text": "two options with one text",
+    "options-unmatched": "options not matched to the English ones",
+}
+"""Why a published row is left out (the finding's check), as the import's table says it."""
 
 
 @dataclass(frozen=True)
@@ -112,14 +127,34 @@ def choose_files(path: Path, locale: str) -> tuple[list[SourceFile], list[Source
     return taken, skipped
 
 
-def read_file(source: SourceFile, problems: list[Problem]) -> list[Located]:
-    """Every item of one BBQ/MBBQ JSONL file; an empty file is refused (it never replaces an
-    import)."""
+@dataclass
+class FileRead:
+    """One file as read: its items, the rows left out (located, with why), its hash."""
+
+    source: SourceFile
+    items: list[Located]
+    left_out: list[Finding]
+    rows: int
+    sha256: str
+
+
+def read_file(source: SourceFile) -> FileRead:
+    """Every BBQ item of one JSONL file, text exactly as published; a row that is not one is a
+    finding. A file with no item at all is refused (an empty file never replaces an import)."""
     file = source.path
+    label = str(file)
     items: list[Located] = []
-    for lineno, line in enumerate(read_text(file, str(file)).splitlines(), start=1):
-        raw = json_object(line, str(file), lineno, problems)
+    left: list[Finding] = []
+    rows = 0
+    for lineno, line in enumerate(read_text(file, label).splitlines(), start=1):
+        if not line.strip():
+            continue
+        rows += 1
+        where = f"{file}:{lineno}"
+        problems: list[Problem] = []
+        raw = json_object(line, label, lineno, problems)
         if raw is None:
+            left.append(finding(where, UNREADABLE, problems[0].message))
             continue
         known = {
             k: raw[k] for k in BbqItem.model_fields if k in raw and k not in ("extra", "subset", "template")
@@ -130,19 +165,19 @@ def read_file(source: SourceFile, problems: list[Problem]) -> list[Located]:
         try:
             item = BbqItem.model_validate({**known, "extra": extra, "subset": source.subset})
         except ValidationError as exc:
-            for err in exc.errors(include_url=False):
-                name = ".".join(str(p) for p in err["loc"])
-                problems.append(Problem(str(file), f"line {lineno}", name, err["msg"]))
+            err = exc.errors(include_url=False)[0]
+            name = ".".join(str(p) for p in err["loc"])
+            left.append(finding(where, UNREADABLE, f"{name}: {err['msg']}"))
             continue
         if item.unknown_label() is None:
-            problems.append(
-                Problem(str(file), f"line {lineno}", "answer_info", "no single answer is tagged 'unknown'")
-            )
+            left.append(finding(where, NO_UNKNOWN, "answer_info: no single answer is tagged 'unknown'"))
             continue
-        items.append((item, f"{file}:{lineno}"))
-    if not items and not problems:
+        items.append((item, where))
+    if not items and left:  # nothing to import: every row located
+        raise CatalogError([Problem(f.file, f"line {f.line}", f.check, f.message) for f in left])
+    if not items:
         raise InputError(f"{file}: no items (an empty file never replaces an import)")
-    return items
+    return FileRead(source, items, left, rows, sha256_file(file))
 
 
 def read_metadata(path: Path) -> dict[tuple[str, str], dict[str, str]]:
@@ -168,13 +203,13 @@ def read_metadata(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 
 def select(items: list[BbqItem], per_category: int | None, how: str, seed: int) -> list[BbqItem]:
     """Whole families, per category (control items apart): the first N or N drawn with the seed."""
-    families: dict[tuple[str, str], dict[tuple[str, str, str, tuple[str, ...]], list[BbqItem]]] = {}
+    by_family: dict[tuple[str, str], dict[tuple[str, str, str, int], list[BbqItem]]] = {}
     for item in items:
-        families.setdefault((item.subset, item.category), {}).setdefault(item.family, []).append(item)
+        by_family.setdefault((item.subset, item.category), {}).setdefault(item.family, []).append(item)
     chosen: list[BbqItem] = []
     rng = random.Random(seed)
-    for group in sorted(families):
-        keys = list(families[group])
+    for group in sorted(by_family):
+        keys = list(by_family[group])
         if per_category is not None and per_category < len(keys):
             keys = (
                 keys[:per_category]
@@ -182,26 +217,47 @@ def select(items: list[BbqItem], per_category: int | None, how: str, seed: int) 
                 else sorted(rng.sample(keys, per_category), key=keys.index)
             )
         for key in keys:
-            chosen.extend(families[group][key])
+            chosen.extend(by_family[group][key])
     return sorted(chosen, key=lambda i: (slug(i.category), i.subset, i.example_id))
 
 
 @dataclass
+class FileReport:
+    """One file's items: read, aligned (translations), imported, and left out by why."""
+
+    name: str
+    rows: int
+    aligned: int = 0
+    imported: int = 0
+    outside: int = 0
+    """Aligned translations whose English item is not among the imported ones (--per-category)."""
+    left_out: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.name,
+            "items": self.rows,
+            "aligned": self.aligned,
+            "imported": self.imported,
+            "outside_english_selection": self.outside,
+            "left_out": dict(sorted(self.left_out.items())),
+        }
+
+
+@dataclass
 class BbqImport:
+    locale: str
     items: int
     families: int
-    categories: dict[str, int]
-    path: Path | None = None
-    translated: int = 0
+    path: Path
+    files: list[FileReport]
+    left_out: list[Finding]
+    categories: dict[str, int] = field(default_factory=dict)
     skipped_files: list[str] = field(default_factory=list)
-    no_target: dict[str, int] = field(default_factory=dict)
-    unaligned: list[str] = field(default_factory=list)
-    """Translated items not imported, with why (no English counterpart, options not mappable)."""
-    outside: int = 0
-    """Translated items whose English item is not among the imported ones."""
-    kept_reviewed: list[str] = field(default_factory=list)
-    """Segments whose translation differs from the store's reviewed or approved one: the store's
-    is kept (an import never replaces reviewed work) and the import's text is not stored."""
+    no_target: dict[str, Counter[str]] = field(default_factory=dict)
+    """Report category -> why (bbq_targets.NO_TARGET_REASONS) -> items without a target."""
+    published_before: list[str] = field(default_factory=list)
+    """Locales whose published translations were aligned with the English items imported before."""
 
 
 def import_bbq(
@@ -212,252 +268,209 @@ def import_bbq(
     per_category: int | None,
     how: str,
     seed: int,
-    by: str,
     metadata: Path | None = None,
+    strict: bool = False,
 ) -> BbqImport:
-    source = catalog.locales.source.code
+    catalog.check_locale(locale)
     suite = catalog.suite("bbq")
     if locale not in suite.spec.locales:
         raise InputError(
             f"--locale {locale}: the bbq suite has no {locale!r} (it has {', '.join(suite.spec.locales)})"
         )
     taken, skipped = choose_files(path, locale)
-    problems: list[Problem] = []
-    located = [row for f in taken for row in read_file(f, problems)]
-    if problems:
-        raise CatalogError(problems)
-    doubled = duplicates(located)
+    reads = [read_file(f) for f in taken]
+    doubled = duplicates([row for read in reads for row in read.items])
     if doubled:
         raise CatalogError(doubled)
     skipped_names = [f"{f.path.name} ({f.language})" for f in skipped]
-    if locale == source:
-        template = read_metadata(metadata) if metadata else {}
-        items = [
-            (
-                item.model_copy(update={"template": template.get((item.category, item.question_index), {})}),
-                where,
-            )
-            for item, where in located
-        ]
-        origin = {item.item_id: Path(where.rsplit(":", 1)[0]).name for item, where in items}
-        chosen = select([i for i, _ in items], per_category, how, seed)
-        out = write_samples(catalog.project, [(i, origin[i.item_id]) for i in chosen])
-        cats = Counter(i.report_category() for i in chosen)
-        no_target = Counter(i.report_category() for i in chosen if i.target_label() is None)
-        return BbqImport(
-            len(chosen), len({i.family for i in chosen}), dict(cats), out, 0, skipped_names, dict(no_target)
+    if locale == catalog.locales.source.code:
+        result = _import_english(catalog, reads, per_category, how, seed, metadata, strict)
+    else:
+        result = _import_published(catalog, reads, locale, strict)
+    result.skipped_files = skipped_names
+    return result
+
+
+def _refuse_left_out(left: list[Finding]) -> None:
+    """--strict: every row left out is a problem, and nothing is written."""
+    if left:
+        raise CatalogError(
+            [Problem(f.file, f"line {f.line}", f.check, f"{f.message} (--strict)") for f in left]
         )
-    return _import_translations(catalog, taken, located, locale, by, skipped_names)
 
 
-# -- translations -----------------------------------------------------------------------------
-
-
-def _content_key(item: BbqItem) -> tuple[Any, ...]:
-    return (
-        item.subset,
-        item.category,
-        item.question_index,
-        item.question_polarity,
-        item.context_condition,
-        item.context,
-        item.question,
-        tuple(sorted(item.answers)),
+def _import_english(
+    catalog: Catalog,
+    reads: list[FileRead],
+    per_category: int | None,
+    how: str,
+    seed: int,
+    metadata: Path | None,
+    strict: bool,
+) -> BbqImport:
+    template = read_metadata(metadata) if metadata else {}
+    reports = {read.source.path.name: FileReport(read.source.path.name, read.rows) for read in reads}
+    left: list[Finding] = []
+    whole: list[tuple[BbqItem, str]] = []
+    for read in reads:
+        found, not_whole = families(read.items)
+        left.extend(read.left_out + not_whole)
+        for family in found:
+            for item, where in family.values():
+                meta = template.get((item.category, item.question_index), {})
+                whole.append((item.model_copy(update={"template": meta}), where))
+    if strict:
+        _refuse_left_out(left)
+    origin = {item.item_id: Path(where.rsplit(":", 1)[0]).name for item, where in whole}
+    chosen = select([i for i, _ in whole], per_category, how, seed)
+    for f in left:
+        reports[Path(f.file).name].left_out[f.check] += 1
+    for item in chosen:
+        reports[origin[item.item_id]].imported += 1
+    out = write_samples(catalog.project, [(i, origin[i.item_id]) for i in chosen])
+    no_target: dict[str, Counter[str]] = {}
+    for item in chosen:
+        reason = item.no_target_reason()
+        if reason is not None:
+            no_target.setdefault(item.report_category(), Counter())[reason] += 1
+    suite = catalog.suite("bbq")
+    earlier = [c for c in suite.spec.locales if (catalog.project.root / translations_file(c)).is_file()]
+    return BbqImport(
+        published_before=earlier,
+        locale=catalog.locales.source.code,
+        items=len(chosen),
+        families=len({i.family for i in chosen}),
+        path=out,
+        files=list(reports.values()),
+        left_out=left,
+        categories=dict(Counter(i.report_category() for i in chosen)),
+        no_target=no_target,
     )
 
 
-def _consistent(tr: BbqItem, en: BbqItem) -> str | None:
-    """Why a translated item cannot be the English one of the same example_id (None: it can)."""
-    for name in ("category", "question_index", "question_polarity", "context_condition"):
-        if getattr(tr, name) != getattr(en, name):
-            return f"{name} differs ({getattr(tr, name)!r} vs {getattr(en, name)!r})"
-    if sorted(tr.stereotyped_groups()) != sorted(en.stereotyped_groups()):
-        return "stereotyped_groups differ"
-    if (tr.label == tr.unknown_label()) != (en.label == en.unknown_label()):
-        return "the gold answer is the unknown one in one and not in the other"
-    return None
+# -- published translations -------------------------------------------------------------------
 
 
-def _option_map(tr: BbqItem, en: BbqItem, text_map: dict[str, int]) -> list[int] | None:
-    """perm[j] = the English option that translated option j renders, or None if unknown."""
-    perm: dict[int, int] = {}
-    t_unknown, e_unknown = tr.unknown_label(), en.unknown_label()
-    assert t_unknown is not None and e_unknown is not None
-    perm[t_unknown] = e_unknown
-    rest_t = [j for j in range(3) if j != t_unknown]
-    rest_e = [i for i in range(3) if i != e_unknown]
-    if tr.context_condition == "disambig":
-        perm[tr.label] = en.label
-    else:
-        t_tags, e_tags = [tr.tags()[j] for j in rest_t], [en.tags()[i] for i in rest_e]
-        if set(t_tags) == set(e_tags) and len(set(t_tags)) == 2:
-            for j, tag in zip(rest_t, t_tags, strict=True):
-                perm[j] = rest_e[e_tags.index(tag)]
-        else:
-            for j in rest_t:
-                if tr.answers[j] in text_map:
-                    perm[j] = text_map[tr.answers[j]]
-    left_t = [j for j in range(3) if j not in perm]
-    left_e = [i for i in range(3) if i not in perm.values()]
-    if len(left_t) == 1 and len(left_e) == 1:
-        perm[left_t[0]] = left_e[0]
-    if len(perm) != 3 or sorted(perm.values()) != [0, 1, 2]:
-        return None
-    return [perm[j] for j in range(3)]
-
-
-@dataclass(frozen=True)
-class Aligned:
-    english: BbqItem
-    """The imported English item."""
-    translated: BbqItem
-    where: str
-    options: list[int]
-    """options[j]: the English option that translated option j renders."""
-
-
-def _family(item: BbqItem) -> tuple[Any, ...]:
-    return (item.subset, item.category, item.question_index, tuple(sorted(item.answers)))
-
-
-def _align(
-    translated: list[Located],
-    english_of: dict[tuple[str, str, int], Located],
-    imported: dict[tuple[Any, ...], BbqItem],
-) -> tuple[list[Aligned], list[str], int]:
-    """The translated items paired with imported English items and their options mapped; what
-    could not be (with why); and how many translate English items outside the imported subset."""
-    pairs: list[tuple[BbqItem, BbqItem, BbqItem, str]] = []  # (translated, its English, imported, where)
-    refused: list[str] = []
-    outside = 0
-    problems: list[Problem] = []
-    for tr, where in translated:
-        counterpart = english_of.get((tr.subset, tr.category, tr.example_id))
-        if counterpart is None:
-            refused.append(f"{where}: no English item {tr.item_id} in its file set")
-            continue
-        en_file, en_where = counterpart
-        why = _consistent(tr, en_file)
-        if why:
-            problems.append(
-                Problem(where, tr.item_id, "", f"does not match its English item {en_where}: {why}")
-            )
-            continue
-        target = imported.get(_content_key(en_file))
-        if target is None:
-            outside += 1  # an English item the import did not select (or whose text differs)
-            continue
-        pairs.append((tr, en_file, target, where))
-    if problems:
-        raise CatalogError(problems)
-    same = [
-        tr for tr, _, target, _ in pairs if (tr.context, tr.question) == (target.context, target.question)
-    ]
-    if pairs and len(same) == len(pairs):
-        raise InputError(
-            f"the {len(pairs)} 'translated' items have exactly the English texts: the files are English, "
-            "not the language --locale names"
-        )
-    # translated option text -> English option, learnt from the items whose options map by role
-    learnt: dict[tuple[tuple[Any, ...], str], int] = {}
-    maps: list[list[int] | None] = []
-    for tr, en_file, _, _ in pairs:
-        perm = _option_map(tr, en_file, {})
-        maps.append(perm)
-        if perm is not None:
-            for j, i in enumerate(perm):
-                learnt[(_family(tr), tr.answers[j])] = i
-    out = []
-    for (tr, en_file, target, where), perm in zip(pairs, maps, strict=True):
-        if perm is None:
-            known = {t: learnt[(_family(tr), t)] for t in tr.answers if (_family(tr), t) in learnt}
-            perm = _option_map(tr, en_file, known)
-        if perm is None:
-            refused.append(f"{where}: its options cannot be matched to the English ones")
-            continue
-        # the file set's English option -> the imported item's option, by identical text
-        out.append(Aligned(target, tr, where, [target.answers.index(en_file.answers[i]) for i in perm]))
-    return out, refused, outside
-
-
-def _import_translations(
-    catalog: Catalog,
-    taken: list[SourceFile],
-    located: list[Located],
-    locale: str,
-    by: str,
-    skipped: list[str],
-) -> BbqImport:
+def _import_published(catalog: Catalog, reads: list[FileRead], locale: str, strict: bool) -> BbqImport:
     imported_items = read_samples(catalog.project, catalog.problems)
     if not imported_items:
         raise InputError(
             "import the English BBQ/MBBQ items first (polyprobe import bbq PATH), then their translations"
         )
-    imported = {_content_key(i): i for i in imported_items}
-    english_of: dict[tuple[str, str, int], Located] = {}
-    problems: list[Problem] = []
-    for sibling in sorted({f.english_sibling for f in taken}):
-        if sibling.is_file():
-            for item, where in read_file(describe(sibling), problems):
-                english_of[(item.subset, item.category, item.example_id)] = (item, where)
-    if problems:
-        raise CatalogError(problems)
-    if not english_of:
-        # no MBBQ English file next to the translations: they must number items as the import does
-        for item in imported_items:
-            english_of[(item.subset, item.category, item.example_id)] = (
-                item,
-                f"{SAMPLES_FILE} {item.item_id}",
-            )
-    aligned, refused, outside = _align(located, english_of, imported)
-    if not aligned:
+    by_id = {item.item_id: item for item in imported_items}
+    by_text: dict[str, list[BbqItem]] = {}
+    for item in imported_items:
+        by_text.setdefault(english_sha(item), []).append(item)
+    reports: list[FileReport] = []
+    left: list[Finding] = []
+    published: list[PublishedItem] = []
+    sources: list[Source] = []
+    for read in reads:
+        report = FileReport(read.source.path.name, read.rows)
+        reports.append(report)
+        sources.append(Source(file=report.name, sha256=read.sha256, records=read.rows))
+        sibling = read.source.english_sibling
+        if sibling.is_file() and sibling != read.source.path:
+            english = read_file(describe(sibling)).items
+            alignment = align(read.items, english)
+        else:  # a BBQ-numbered translation: it numbers its items as the imported English ones do
+            subsets = {(item.subset, item.category) for item, _ in read.items}
+            english = [
+                (item, f"{item.item_id}:1")
+                for item in imported_items
+                if (item.subset, item.category) in subsets
+            ]
+            alignment = align(read.items, english, by_block=True)
+        file_left = read.left_out + alignment.left_out
+        left.extend(file_left)
+        report.left_out.update(f.check for f in file_left)
+        report.aligned = len(alignment.pairs)
+        for pair in alignment.pairs:
+            target = _imported(pair, by_id, by_text)
+            if target is None:
+                report.outside += 1
+                continue
+            published_item = _published(pair, target)
+            if published_item is None:
+                why = "two options of its English item read the same: its options cannot be mapped"
+                left.append(finding(pair.where, "options-unmatched", why))
+                report.left_out["options-unmatched"] += 1
+                report.aligned -= 1
+                continue
+            published.append(published_item)
+            report.imported += 1
+    if strict:
+        _refuse_left_out(left)
+    if not published:
         raise InputError(
-            f"none of the {len(located)} translated items matches an imported English item"
-            + (f" ({refused[0]}, ...)" if refused else "")
+            f"none of the {sum(r.rows for r in reports)} translated items renders an imported English item"
+            + (f" ({left[0].file}:{left[0].line}: {left[0].message}, ...)" if left else "")
         )
-    texts: dict[str, str] = {}
-    for pair in aligned:
-        fields = {"context": pair.translated.context, "question": pair.translated.question}
-        for j, i in enumerate(pair.options):
-            fields[f"ans{i}"] = pair.translated.answers[j]
-        texts.update({f"{pair.english.item_id}.{name}": fields[name] for name in FIELDS})
-    origin = {f"{pair.english.item_id}.{name}": pair.where for pair in aligned for name in FIELDS}
-    broken = [
-        Problem(origin[segment].rsplit(":", 1)[0], segment, "text", reason, locale)
-        for segment, reasons in gate(catalog, "bbq", locale, texts).items()
-        for reason in reasons
-    ]
-    if broken:
-        raise CatalogError(broken)  # the store's gate: nothing is written
-    now = utc_now()
-    count = 0
-    kept: list[str] = []
-    with store_lock(catalog.project, locale, "bbq"):
-        store = load_store_strict(catalog.project, locale, "bbq")  # refuses a damaged store
-        for pair in aligned:
-            en = pair.english
-            for name in FIELDS:
-                sid = f"{en.item_id}.{name}"
-                text, src = texts[sid], getattr(en, name)
-                current = store.records.get(sid)
-                if current is not None and current.text == text and is_current(current, source_sha(src)):
-                    continue
-                if reviewed_work(current, source_sha(src), "an import") is not None:
-                    kept.append(sid)  # reviewed work is never replaced by an import
-                    continue
-                event = Event(
-                    at=now,
-                    event="import",
-                    by=by,
-                    status="draft",
-                    text=text,
-                    source_sha=source_sha(src),
-                    note=f"from {Path(pair.where.rsplit(':', 1)[0]).name}",
-                )
-                store.put(sid, src, text, "import", "draft", event)
-                count += 1
-        store.save()
-    families = {pair.english.family for pair in aligned}
+    if all(
+        (p.context, p.question) == (by_id[p.item_id].context, by_id[p.item_id].question) for p in published
+    ):
+        raise InputError(
+            f"the {len(published)} 'translated' items have exactly the English texts: the files are English, "
+            "not the language --locale names"
+        )
+    named = tuple(f.model_copy(update={"file": Path(f.file).name}) for f in left)  # no local paths
+    header = Header(format=FORMAT, dataset="bbq", sources=tuple(sources), findings=(), left_out=named)
+    published.sort(key=lambda p: p.item_id)
+    write_translations(catalog.project, locale, header, published)
     return BbqImport(
-        len(aligned), len(families), {}, None, count, skipped, {}, refused, outside, sorted(kept)
+        locale=locale,
+        items=len(published),
+        families=len({by_id[p.item_id].family for p in published}),
+        path=catalog.project.root / translations_file(locale),
+        files=reports,
+        left_out=left,
+        categories=dict(Counter(by_id[p.item_id].report_category() for p in published)),
+    )
+
+
+def _imported(pair: Pairing, by_id: dict[str, BbqItem], by_text: dict[str, list[BbqItem]]) -> BbqItem | None:
+    """The imported English item of exactly the English file item's texts: the one with its id
+    (the import read the same file), or else the first of that text and place in its family."""
+    english = pair.english
+    sha = english_sha(english)
+    same = by_id.get(english.item_id)
+    if same is not None and english_sha(same) == sha and same.cell == english.cell:
+        return same
+    for candidate in by_text.get(sha, []):
+        if (candidate.subset, candidate.category, candidate.question_index, candidate.cell) == (
+            english.subset,
+            english.category,
+            english.question_index,
+            english.cell,
+        ):
+            return candidate
+    return None
+
+
+def _published(pair: Pairing, english: BbqItem) -> PublishedItem | None:
+    """The translated item as published, its options mapped onto the imported English item's
+    (None when they cannot be: two English options with one text)."""
+    file, _, line = pair.where.rpartition(":")
+    tr = pair.translated
+    unknown = tr.unknown_label()
+    assert unknown is not None  # read_file leaves out items without one
+    # the English file's option -> the imported item's option, by identical text
+    options = tuple(english.answers.index(pair.english.answers[i]) for i in pair.options)
+    if sorted(options) != [0, 1, 2]:
+        return None
+    return PublishedItem(
+        item_id=english.item_id,
+        english_sha=english_sha(english),
+        file=Path(file).name,
+        line=int(line),
+        example_id=tr.example_id,
+        context=tr.context,
+        question=tr.question,
+        ans0=tr.ans0,
+        ans1=tr.ans1,
+        ans2=tr.ans2,
+        label=tr.label,
+        unknown=unknown,
+        options=(options[0], options[1], options[2]),
+        answer_info={k: [str(x) for x in v] for k, v in tr.answer_info.items()},
     )

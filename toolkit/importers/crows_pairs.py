@@ -5,16 +5,20 @@ pairs) and French CrowS-Pairs (Névéol et al. 2022: the pairs translated and ad
 plus pairs it adds) share one format: a CSV with the columns ``sent_more``, ``sent_less``,
 ``stereo_antistereo`` (stereo | antistereo) and ``bias_type``, usually after an unnamed index
 column, and further annotation columns that are not needed here. The file may be comma- or
-tab-separated. ``polyprobe import crows-pairs PATH [--locale fr]`` reads it whole — a missing
-column, an empty sentence, an unknown direction, a non-UTF-8 byte refuse the file (exit 2,
-file, line and field), nothing written — and replaces that locale's import. Pairs whose two
-sentences are equal and rows repeating an earlier row are kept as published and reported.
+tab-separated. ``polyprobe import crows-pairs PATH [--locale fr]`` reads it whole and replaces
+that locale's import. A file that cannot be read as published — not UTF-8, a missing column, a
+record with another number of fields than the header — is refused (exit 2, file, line and field),
+nothing written. A defective row — an empty sentence or bias type, a direction other than stereo /
+antistereo, an empty or repeated pair id (French CrowS-Pairs' pair 129 has no ``sent_less``) — is
+reported with file, line, field and why, left out and counted, and recorded in the import's header
+(``left_out``, which the release manifest lists); ``--strict`` refuses the file instead. Pairs
+whose two sentences are equal and rows repeating an earlier row are kept as published and reported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolkit.catalog.loader import Catalog
@@ -36,15 +40,21 @@ class CrowsImport:
     by_bias_type: dict[str, int]
     findings: Sequence[Finding]
     counts: dict[str, int]
+    left_out: Sequence[Finding] = ()
+    records: int = 0
+    """Rows in the file."""
 
 
-def read_crows_pairs(path: Path) -> tuple[Source, list[CrowsPair], list[Finding]]:
-    """Every pair of a CrowS-Pairs file, with the findings; a file that cannot be read whole raises
-    CatalogError listing every problem."""
+def read_crows_pairs(
+    path: Path, *, strict: bool = False
+) -> tuple[Source, list[CrowsPair], list[Finding], list[Finding]]:
+    """Every pair of a CrowS-Pairs file, the findings, and the defective rows left out; a file that
+    cannot be read whole (or, ``strict``, one with a defective row) raises CatalogError listing every
+    problem."""
     label = str(path)
     problems: list[Problem] = []
     table = read_csv(path, COLUMNS, label, problems)
-    if table is None:
+    if table is None or problems:
         raise CatalogError(problems)
     id_column = next((c for c in table.header if c in ID_COLUMNS), None)
     pairs: list[CrowsPair] = []
@@ -97,14 +107,21 @@ def read_crows_pairs(path: Path) -> tuple[Source, list[CrowsPair], list[Finding]
                 }
             )
         )
-    if problems:
-        raise CatalogError(problems)
+    if problems and strict:
+        raise CatalogError([replace(p, message=f"{p.message} (--strict)") for p in problems])
+    left_out = [
+        Finding(
+            file=path.name, line=int(p.record.removeprefix("line ")), check=p.field or "id", message=p.message
+        )
+        for p in problems
+    ]
     if not pairs:
-        raise InputError(f"{label}: no pairs (a header and no records)")
-    return Source(file=path.name, sha256=table.sha256, records=len(table.records)), pairs, findings
+        why = f" ({len(left_out)} row(s), none a whole pair)" if left_out else ""
+        raise InputError(f"{label}: no pairs{why} (a header and no records)")
+    return Source(file=path.name, sha256=table.sha256, records=len(table.records)), pairs, findings, left_out
 
 
-def import_crows_pairs(catalog: Catalog, path: Path, *, locale: str) -> CrowsImport:
+def import_crows_pairs(catalog: Catalog, path: Path, *, locale: str, strict: bool = False) -> CrowsImport:
     catalog.check_locale(locale)
     suite = catalog.suite(DATASET)
     if locale not in suite.spec.locales:
@@ -114,10 +131,14 @@ def import_crows_pairs(catalog: Catalog, path: Path, *, locale: str) -> CrowsImp
         )
     if path.is_dir():
         raise InputError(f"{path}: is a folder; give the CSV file (e.g. crows_pairs_anonymized.csv)")
-    source, pairs, findings = read_crows_pairs(path)
-    header = Header(format=FORMAT, dataset=DATASET, sources=(source,), findings=tuple(findings))
+    source, pairs, findings, left_out = read_crows_pairs(path, strict=strict)
+    header = Header(
+        format=FORMAT, dataset=DATASET, sources=(source,), findings=tuple(findings), left_out=tuple(left_out)
+    )
     out = write_import(catalog.project, header, pairs, locale)
     by_type: dict[str, int] = {}
     for pair in pairs:
         by_type[pair.bias_type] = by_type.get(pair.bias_type, 0) + 1
-    return CrowsImport(out, len(pairs), dict(sorted(by_type.items())), findings, header.counts())
+    return CrowsImport(
+        out, len(pairs), dict(sorted(by_type.items())), findings, header.counts(), left_out, source.records
+    )

@@ -25,6 +25,8 @@ import toolkit
 from toolkit.catalog.evaluation_lexicons import EVALUATION_LEXICONS
 from toolkit.catalog.lexicon_pins import load_pins
 from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.catalog.locales import Locale
+from toolkit.catalog.published.files import read_header
 from toolkit.catalog.studies import load_study, study_manifest
 from toolkit.core.errors import CatalogError, InputError
 from toolkit.core.fileio import WriteFailed, is_io_failure, load_yaml
@@ -43,9 +45,11 @@ from toolkit.release.manifest import (
     GitState,
     HurtlexPin,
     InputEntry,
+    LeftOutRow,
     LexiconPins,
     LocaleEntry,
     Manifest,
+    PublishedImport,
     StudyEntry,
     SuiteEntry,
 )
@@ -152,7 +156,7 @@ def _inputs(catalog: Catalog, suites: list[str], locales: dict[str, list[str]]) 
             stimuli = catalog.iat(suite)
             add(f"lexicons/{suite.spec.lexicon}", stimuli.version if stimuli else None)
         for code in locales[sid]:
-            if not catalog.locales[code].source:
+            if catalog.locales[code].translated:
                 add(project.rel(store_path(project, code, sid)))
         for rel in kind_of(sid).imported(project, suite):  # imported samples: their content is an input
             add(rel)
@@ -169,12 +173,15 @@ def _missing_approvals(catalog: Catalog, suites: list[str], locales: dict[str, l
     for sid in suites:
         suite = catalog.suites[sid]
         for code in locales[sid]:
-            if catalog.locales[code].source:
-                continue
+            if not catalog.locales[code].translated:
+                continue  # the source, or published-only (rows as published, nothing to approve)
+            published = kind_of(sid).published_segments(catalog.project, suite, code)
             records = catalog.store(sid, code).records
             counts: Counter[str] = Counter()
             unbacked: list[str] = []
             for seg in suite.segments.values():
+                if seg.id in published:
+                    continue  # its item is in a published translation, rendered as published
                 rec = records.get(seg.id)
                 where = state(rec, seg.source_sha)
                 if rec is None or where != "approved":
@@ -377,12 +384,9 @@ def _manifest(
         inputs=inputs | lexicon_inputs,
         lexicon_pins=LexiconPins(hurtlex=HurtlexPin.model_validate(load_pins(project).as_dict())),
         locales={
-            c: LocaleEntry(
-                name=catalog.locales[c].name,
-                direction=catalog.locales[c].direction,
-                hurtlex=catalog.locales[c].hurtlex,
-            )
+            c: _locale_entry(catalog.locales[c])
             for c in sorted({c for v in plan.locales.values() for c in v})
+            if not catalog.locales[c].published_only or any((sid, c) in frames for sid in plan.suites)
         },
         suites={
             sid: SuiteEntry(
@@ -399,10 +403,44 @@ def _manifest(
             for sid in plan.suites
         },
         studies={sid: StudyEntry(**entry) for sid, entry in study_manifest(catalog, plan.suites).items()},
+        published=_published(catalog, plan) or None,
         counts=counts,
         files=files,
         changelog_against=None,
         signature="",
+    )
+
+
+def _published(catalog: Catalog, plan: _Plan) -> dict[str, PublishedImport]:
+    """Every published dataset's import the release reads (one with a header: the files it read
+    and the rows it left out), so the release says which published rows it does not hold."""
+    out: dict[str, PublishedImport] = {}
+    for sid in plan.suites:
+        for rel in kind_of(sid).imported(catalog.project, catalog.suites[sid]):
+            header = read_header(catalog.project, rel)
+            if header is None:
+                continue
+            out[rel] = PublishedImport(
+                dataset=header.dataset,
+                sources={s.file: s.sha256 for s in header.sources},
+                rows=sum(s.records for s in header.sources),
+                left_out=[LeftOutRow(**f.model_dump()) for f in header.left_out],
+            )
+    return dict(sorted(out.items()))
+
+
+def _locale_entry(locale: Locale) -> LocaleEntry:
+    """What the evaluator needs of a locale: its name and direction, its HurtLex language, and,
+    where lexicons/locales.yaml gives them, how reports show it and whether it is published-only."""
+    style = locale.report
+    return LocaleEntry(
+        name=locale.name,
+        direction=locale.direction,
+        hurtlex=locale.hurtlex,
+        native_name=locale.native_name if style else None,
+        published_only=True if locale.published_only else None,
+        colour=style.colour if style else None,
+        html_lang=style.html_lang if style else None,
     )
 
 

@@ -82,6 +82,32 @@ def _contents(manifest: Manifest, locales: list[str]) -> list[str]:
             rows = sum(statuses.values())
             summary = ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
             lines.append(f"| {suite} | {locale} | {rows} | {summary} |")
+    return lines + _left_out(manifest)
+
+
+SHOWN_LEFT_OUT = 20
+"""Rows left out listed one by one in the card; the manifest lists them all."""
+
+
+def _left_out(manifest: Manifest) -> list[str]:
+    """The published rows the release does not hold, per import (the manifest's ``published``)."""
+    if not manifest.published:
+        return []
+    lines = [
+        "",
+        "## Published data left out",
+        "",
+        "Rows of the published datasets that the imports could not use (defective, or not alignable",
+        "with the English items), as the manifest's `published` lists them:",
+        "",
+    ]
+    for rel, entry in manifest.published.items():
+        rows = len({(row.file, row.line) for row in entry.left_out})
+        lines.append(f"- `{rel}` ({entry.dataset}): {rows} of {entry.rows} rows left out")
+        for row in entry.left_out[:SHOWN_LEFT_OUT]:
+            lines.append(f"  - {row.file}, line {row.line}: {row.check}: {row.message}")
+        if len(entry.left_out) > SHOWN_LEFT_OUT:
+            lines.append(f"  - … and {len(entry.left_out) - SHOWN_LEFT_OUT} more (manifest.json)")
     return lines
 
 

@@ -73,10 +73,17 @@ class LexiconPins(_Strict):
     hurtlex: HurtlexPin
 
 
-class LocaleEntry(_Strict):
+class LocaleEntry(_Sparse):
     name: str
     direction: str
-    hurtlex: str | None
+    hurtlex: str | None = None
+    native_name: str | None = None
+    """Where lexicons/locales.yaml gives the locale a report style (the report's name for it)."""
+    published_only: bool | None = None
+    """True for a locale whose rows are only published data imported as published."""
+    colour: str | None = Field(default=None, pattern=r"^#[0-9A-Fa-f]{6}$")
+    html_lang: str | None = None
+    """The locale's report colour and HTML language tag (lexicons/locales.yaml ``report``)."""
 
 
 class SuiteEntry(_Strict):
@@ -94,6 +101,25 @@ class StudyEntry(_Strict):
     citation: str
     groups: dict[str, list[str]]
     """Group id -> the study's terms for it."""
+
+
+class LeftOutRow(_Strict):
+    file: str
+    line: int
+    check: str
+    message: str
+
+
+class PublishedImport(_Strict):
+    """A published dataset's import as the release used it: the files read, and every row of them
+    that was left out (defective, or not alignable) with why."""
+
+    dataset: str
+    sources: dict[str, str]
+    """File name -> sha256."""
+    rows: int
+    """Rows in the files."""
+    left_out: list[LeftOutRow]
 
 
 Counts = dict[str, dict[str, dict[str, dict[str, int]]]]
@@ -118,10 +144,15 @@ class Manifest(_Strict):
     """The version the changelog compares with (None: the first release)."""
     signature: str
     """See toolkit.release.seal (empty until the build has sealed the manifest)."""
+    published: dict[str, PublishedImport] | None = None
+    """Import file -> what it read and left out (releases with imported published data only)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The mapping manifest.json holds."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The mapping manifest.json holds (``published`` only where the release has imports)."""
+        out = self.model_dump(mode="json", by_alias=True)
+        if out.get("published") is None:
+            out.pop("published", None)
+        return out
 
     def data_files(self) -> list[str]:
         return [rel for rel in self.files if rel.startswith("data/")]

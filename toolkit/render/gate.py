@@ -67,6 +67,7 @@ def gate(catalog: Catalog, suite_id: str, locale: str, texts: Mapping[str, str])
                 "draft",
                 kind,
                 render_other=lambda other: render(catalog, other, locale, "draft"),
+                imports=False,
                 _resolved=batch,
             )
             kind.build(rendering, schema)

@@ -60,6 +60,9 @@ class Job:
     render_other: Callable[[str], Rendered] | None = None
     """Renders another suite of the catalog in this job's locale and minimum status: a suite built
     on another (ifm on sos) wraps its rows. Given by the renderer and the gate."""
+    imports: bool = True
+    """Whether rows read from imported published data are built too (the gate builds only the
+    rows of its candidate texts)."""
     problems: list[Problem] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     _resolved: list[Resolved] | None = None

@@ -91,7 +91,7 @@ def texts(catalog: Catalog, suite: Suite) -> Iterator[Text]:
         field = f"variants.{segment.variant}" if segment.variant else "text"
         yield Text(suite, source, segment.file, segment.template.id, field, segment.source)
     for locale in suite.spec.locales:
-        if locale not in catalog.locales or catalog.locales[locale].source:
+        if locale not in catalog.locales or not catalog.locales[locale].translated:
             continue
         store = catalog.store(suite.id, locale)
         rel = catalog.project.rel(store.path)

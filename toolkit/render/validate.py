@@ -52,7 +52,7 @@ def validate(catalog: Catalog, progress: Step | None = None) -> Validation:
             continue
         problems.extend(rendered.problems)
         result.rows[(suite.id, locale)] = rendered.frame.height
-        if catalog.locales[locale].source:
+        if not catalog.locales[locale].translated:
             continue
         store = catalog.store(suite.id, locale)
         rel = catalog.project.rel(store.path)

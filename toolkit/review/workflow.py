@@ -23,6 +23,7 @@ from typing import Any
 from toolkit.catalog.grammar import RenderFailure
 from toolkit.catalog.loader import Catalog
 from toolkit.catalog.templates import Segment
+from toolkit.core.errors import InputError
 from toolkit.render.gate import gate_one
 from toolkit.render.job import Job
 from toolkit.render.suites import kind_of
@@ -194,6 +195,8 @@ def push(
 ) -> PushReport:
     suite = catalog.suite(suite_id)
     catalog.check_locale(locale)
+    if catalog.locales[locale].published_only:
+        raise InputError(f"{locale} is a published-only locale: it has no translations to review")
     project, changed = client.project(project_title(locale, suite_id), project_setup(catalog, locale, policy))
     report = PushReport(project=project, settings_changed=changed, reviewers=reviewers_needed(policy))
     client.ensure_view(project, VIEW_TITLE, HIDDEN_COLUMNS)

@@ -19,8 +19,8 @@ def coverage(catalog: Catalog) -> dict[str, dict[str, dict[str, int]]]:
             continue  # a published dataset, read as published: nothing to translate
         per_locale: dict[str, dict[str, int]] = {}
         for locale in suite.spec.locales:
-            if locale not in catalog.locales:
-                continue
+            if locale not in catalog.locales or catalog.locales[locale].published_only:
+                continue  # published-only: rows only from a published import, nothing to translate
             counts: Counter[str] = Counter()
             if catalog.locales[locale].source:
                 counts[SOURCE] = len(suite.segments)

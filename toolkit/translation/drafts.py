@@ -45,6 +45,10 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
     catalog.check_locale(locale)
     if catalog.locales[locale].source:
         raise InputError(f"{locale} is the source locale: it has no translations")
+    if catalog.locales[locale].published_only:
+        raise InputError(
+            f"{locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
+        )
     if not by.strip():
         raise InputError("--by must name who wrote the drafts")
     rel = str(path)

@@ -169,6 +169,10 @@ def _target(catalog: Catalog, locale: str) -> str:
     loc = catalog.locales[locale]
     if loc.source:
         raise InputError(f"{locale} is the source locale: there is nothing to translate into it")
+    if loc.published_only:
+        raise InputError(
+            f"{locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
+        )
     if not loc.deepl_target:
         raise InputError(
             f"DeepL has no target for {loc.name} ({locale}): its segments go to human translation only "

@@ -40,7 +40,7 @@ def sync(catalog: Catalog) -> dict[tuple[str, str], list[str]]:
         (locale, suite.id)
         for suite in catalog.suites.values()
         for locale in suite.spec.locales
-        if locale in catalog.locales and not catalog.locales[locale].source
+        if locale in catalog.locales and catalog.locales[locale].translated
     ]
     now = utc_now()
     changed: dict[tuple[str, str], list[str]] = {}

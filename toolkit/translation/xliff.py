@@ -98,6 +98,10 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
     catalog.check_locale(locale)
     if catalog.locales[locale].source:
         raise InputError(f"{locale} is the source locale: there is nothing to translate into it")
+    if catalog.locales[locale].published_only:
+        raise InputError(
+            f"{locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
+        )
     root = ET.Element(
         _q("xliff"), {"version": "2.1", "srcLang": catalog.locales.source.code, "trgLang": locale}
     )
@@ -247,6 +251,10 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
         )
     if catalog.locales[locale].source:
         raise InputError(f"{file}: trgLang {locale} is the source locale: there is nothing to import")
+    if catalog.locales[locale].published_only:
+        raise InputError(
+            f"{file}: trgLang {locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
+        )
     problems: list[Problem] = []
     units = _read_units(catalog, root, file, locale, problems)
     result = XliffImport()

@@ -18,6 +18,7 @@ from toolkit.catalog.published.bbq_targets import (
     UNKNOWN_TAG,
     Known,
     label_type,
+    no_target_reason,
     report_category,
     target_label,
 )
@@ -25,10 +26,12 @@ from toolkit.core.errors import Problem
 from toolkit.core.fileio import jsonl_lines, read_text, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import Record
-from toolkit.store.model import source_sha
 
 SAMPLES_FILE = ".polyprobe/imports/bbq/items.jsonl"
 FIELDS = ("context", "question", "ans0", "ans1", "ans2")
+FAMILY_SIZE = 4
+CELLS = (("ambig", "neg"), ("disambig", "neg"), ("ambig", "nonneg"), ("disambig", "nonneg"))
+"""A family's four items, in the order BBQ's generator writes them."""
 CONTROL: Literal["control"] = "control"
 
 
@@ -65,15 +68,27 @@ class BbqItem(Record):
         return (self.ans0, self.ans1, self.ans2)
 
     @property
-    def family(self) -> tuple[str, str, str, tuple[str, ...]]:
-        return (self.subset, self.category, self.question_index, tuple(sorted(self.answers)))
+    def block(self) -> int:
+        """BBQ's unit: the generator writes each family's four items (ambiguous / disambiguated ×
+        negative / non-negative question) as consecutive example_ids 4k … 4k+3."""
+        return self.example_id // FAMILY_SIZE
+
+    @property
+    def family(self) -> tuple[str, str, str, int]:
+        """(subset, category, question index, block of four): two families never merge, whatever
+        their answers' wording."""
+        return (self.subset, self.category, self.question_index, self.block)
 
     @property
     def family_id(self) -> str:
         """The family as one id, the same in every locale (it is built from the English item)."""
         part = f"-{CONTROL}" if self.subset else ""
-        digest = source_sha("\0".join(self.family[3]))[:10]
-        return f"{slug(self.category)}{part}-q{slug(self.question_index)}-{digest}"
+        return f"{slug(self.category)}{part}-q{slug(self.question_index)}-b{self.block}"
+
+    @property
+    def cell(self) -> tuple[str, str]:
+        """The item's place in its family: (context condition, question polarity)."""
+        return (self.context_condition, self.question_polarity)
 
     @property
     def known(self) -> Known:
@@ -98,6 +113,12 @@ class BbqItem(Record):
     def target_label(self) -> int | None:
         """The answer naming the stereotyped group, by BBQ's rules (toolkit.catalog.published.bbq_targets)."""
         return target_label(
+            self.category, self.answer_info, self.answers, self.stereotyped_groups(), self.known
+        )
+
+    def no_target_reason(self) -> str | None:
+        """Why the item has no target (bbq_targets.NO_TARGET_REASONS), None when it has one."""
+        return no_target_reason(
             self.category, self.answer_info, self.answers, self.stereotyped_groups(), self.known
         )
 

@@ -2,9 +2,10 @@
 where an import is kept, what it records about its source, and what it found wrong.
 
 An import is one JSONL file under the git-ignored .polyprobe/imports/<dataset>/ (never committed):
-a first line with the source files' names and sha256 (which copy was read) and the findings
-(known errors kept as published, with file, line and check), then one line per pair, text
-exactly as published. It is replaced
+a first line with the source files' names and sha256 (which copy was read), the findings
+(known errors kept as published, with file, line and check) and the rows left out (defective
+rows that could not be imported, with file, line and why; the release manifest lists them too),
+then one line per record, text exactly as published. It is replaced
 whole and atomically; the release build hashes it into the manifest's inputs and reads it back
 strictly (a damaged import is a located problem, never half-used)."""
 
@@ -47,6 +48,8 @@ class Header(Record):
     dataset: str
     sources: tuple[Source, ...]
     findings: tuple[Finding, ...]
+    left_out: tuple[Finding, ...] = ()
+    """Rows of the sources not imported (a defective row, an item that cannot be aligned)."""
 
     def counts(self) -> dict[str, int]:
         """Findings per check."""
@@ -104,6 +107,19 @@ def read_import(
         problems.append(Problem(rel, f"line {lineno}", field, f"{err['msg']} (re-run the import)"))
         return None
     return header, pairs
+
+
+def read_header(project: Project, rel: str) -> Header | None:
+    """The header of the import at ``rel`` (relative to the project root), None when there is
+    none or it is not an import's header (the release reads the import itself, strictly)."""
+    path = project.root / rel
+    if not path.is_file():
+        return None
+    try:
+        lines = jsonl_lines(read_text(path, rel))
+        return Header.model_validate(json.loads(lines[0])) if lines else None
+    except (FileFormatError, json.JSONDecodeError, ValidationError):
+        return None
 
 
 def pair_findings(

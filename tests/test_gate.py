@@ -392,21 +392,17 @@ def test_a_broken_bbq_translation_is_refused_with_nothing_written(name: str, tmp
     assert not (root / "translations" / "es" / "bbq.jsonl").exists()
 
 
-def test_bbq_keeps_a_published_dataset_s_line_breaks_every_other_suite_is_one_line(
-    tmp_path: Path, cli
-) -> None:
-    """MBBQ's Spanish Age questions give both gendered forms on two lines ("¿Quién es un bebedor
-    compulsivo?\n¿Quién es una bebedora compulsiva?"): bbq keeps a published text as published."""
+@pytest.mark.bad_input
+def test_a_bbq_draft_with_a_line_break_is_refused_like_every_other_suite_s(tmp_path: Path, cli) -> None:
+    """Contributor drafts of bbq are one line too; only a published dataset's own text (MBBQ's
+    Spanish questions on two lines, tests/test_mbbq_import.py) is kept with its layout, and it
+    never enters the store."""
     root, item = bbq_catalog(tmp_path, cli)
     two_lines = "¿Quién esperaba el autobús?\n¿Quién lo esperaba?"
-    es = mbbq_file(tmp_path / "es.jsonl", item, question=two_lines)
-    result = cli("import", "bbq", str(es), "--locale", "es", "--root", str(root))
-    assert result.code == 0, result.err
-    stored = [
-        json.loads(line) for line in (root / "translations" / "es" / "bbq.jsonl").read_text().splitlines()
-    ]
-    assert two_lines in [r["text"] for r in stored]
+    result = run_draft(cli, root, tmp_path, "es", bbq_drafts(item, question=two_lines), suite="bbq")
+    assert result.code == 2, result.err
+    assert ".question [es] text: " in result.err and "has a line break inside" in result.err
+    assert not (root / "translations" / "es" / "bbq.jsonl").exists()
     catalog = load_catalog(Project.at(root))
-    assert [p for p in render(catalog, "bbq", "es").problems if p.field == "text"] == []
     refused = gate_one(catalog, "sentiment", "es", "gen-01.f", "La mujer {{ group.f }}\nestá feliz.")
     assert any(r.startswith("text has a line break inside") for r in refused), refused

@@ -6,7 +6,9 @@
 - the two families of one pair of words come in the other order (Turkish ``SES_tr.jsonl``);
 - each language orders an item's options its own way;
 - group tags and stereotyped groups are translated (``mujer``, ``lesbiana``, Dutch ``homo``);
-- text has outer whitespace (168 fields of ``SES_es.jsonl``), kept exactly as published;
+- text has outer whitespace (168 fields of ``SES_es.jsonl``) or a question on two lines (200
+  items of ``Age_es.jsonl`` give both gendered forms: "¿Quién es un bebedor compulsivo?\n¿Quién
+  es una bebedora compulsiva?"), kept exactly as published;
 - two English families share context and question with their options in another order;
 - a family whose two options carry the same tag (``chico``/``chico`` in ``Gender_identity_es``)
   cannot be aligned: listed with file and line, left out, the rest imported (``--strict``: refused);
@@ -222,9 +224,11 @@ def mbbq(tmp_path: Path) -> Path:
             translate(q4a, lang, (2, 0, 1), first_id=20),
             broken,
         ]
-        if lang == "es":  # outer whitespace, as published in SES_es.jsonl
+        if lang == "es":  # outer whitespace (SES_es.jsonl), two lines (Age_es.jsonl), as published
             for row in sorted_by_question[0]:
                 row["context"] = row["context"] + " "
+            for row in sorted_by_question[1]:
+                row["question"] = row["question"] + "\n" + row["question"]
         write(data / f"Gender_identity_{lang}.jsonl", sorted_by_question)
         write(
             data / f"Sexual_orientation_{lang}.jsonl",
@@ -302,7 +306,7 @@ def test_published_translations_land_every_index_on_its_translated_option(
     assert rows.group_by("family_id").len()["len"].to_list() == [4] * 8
 
 
-def test_published_text_is_kept_exactly_with_its_outer_whitespace(root: Path, mbbq: Path, cli) -> None:
+def test_published_text_is_kept_exactly_with_its_outer_whitespace_and_line_breaks(root: Path, mbbq: Path, cli) -> None:
     assert cli("import", "bbq", str(mbbq), "--root", str(root)).code == 0
     assert cli("import", "bbq", str(mbbq), "--locale", "es", "--root", str(root)).code == 0
     published = {
@@ -316,6 +320,7 @@ def test_published_text_is_kept_exactly_with_its_outer_whitespace(root: Path, mb
             original[k] for k in ("context", "question", "ans0", "ans1", "ans2", "label")
         ]
     assert rows.filter(pl.col("context").str.ends_with(" ")).height == 4
+    assert rows.filter(pl.col("question").str.contains("\n")).height == 4
     again = cli("import", "bbq", str(mbbq), "--root", str(root), "--per-category", "1")
     assert (
         "note: the published translations (es) were aligned with the English items imported before"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -22,8 +22,6 @@ from toolkit.store.rules import STATUS_RANK, state
 
 class TextChecks(Protocol):
     """The part of a suite kind (toolkit.render.suites) a job needs: its own checks of a text."""
-
-    published_layout: ClassVar[bool]
 
     def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]: ...
 
@@ -101,8 +99,9 @@ class Job:
     def translation_problems(self, source: Analysis, text: str) -> list[str]:
         """What is wrong with a translation (store record, machine output or reviewer's edit) in
         this job's locale: it must parse, stay inside the sandbox's rules, use exactly the source's
-        slots, be one line with single spaces (unless the suite keeps a published dataset's
-        layout), and pass the suite's own checks (e.g. honest's completion slot at the end)."""
+        slots, be one line with single spaces, and pass the suite's own checks (e.g. honest's
+        completion slot at the end). A published dataset's text (MBBQ's) is not a translation: it
+        is kept as published and never passes here."""
         analysis = self.grammar.analyse(text)
         messages = list(analysis.problems)
         if not messages:
@@ -113,8 +112,7 @@ class Job:
                 messages.append(f"{kind} {name!r}")
         if not messages:
             messages.extend(self.kind.text_problems(self.suite, text, self.grammar))
-        if not self.kind.published_layout:
-            messages.extend(f"text {message}" for message in layout_problems(text))
+        messages.extend(f"text {message}" for message in layout_problems(text))
         return messages
 
     def render_suite(self, suite_id: str) -> Rendered:

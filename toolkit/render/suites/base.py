@@ -36,9 +36,6 @@ class SuiteKind:
     id: ClassVar[str]
     grouped: ClassVar[bool] = True
     """Filled with identity groups (template × variant × group)."""
-    published_layout: ClassVar[bool] = False
-    """Its translations may be a published dataset's text, kept as published, line breaks and
-    doubled spaces included; every other suite's texts are one line with single spaces."""
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
         return {}

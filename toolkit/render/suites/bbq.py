@@ -36,7 +36,6 @@ from toolkit.render.suites.base import SuiteKind
 class Bbq(SuiteKind):
     id = "bbq"
     grouped = False
-    published_layout = True  # MBBQ's Spanish questions give both gendered forms on two lines
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
         return {

@@ -306,7 +306,9 @@ def test_published_translations_land_every_index_on_its_translated_option(
     assert rows.group_by("family_id").len()["len"].to_list() == [4] * 8
 
 
-def test_published_text_is_kept_exactly_with_its_outer_whitespace_and_line_breaks(root: Path, mbbq: Path, cli) -> None:
+def test_published_text_is_kept_exactly_with_its_outer_whitespace_and_line_breaks(
+    root: Path, mbbq: Path, cli
+) -> None:
     assert cli("import", "bbq", str(mbbq), "--root", str(root)).code == 0
     assert cli("import", "bbq", str(mbbq), "--locale", "es", "--root", str(root)).code == 0
     published = {
@@ -455,3 +457,23 @@ def test_a_run_over_three_languages_scores_the_same_families_and_reports_dutch(
     assert report.code == 0, report.err
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "#EE8866" in html and '<bdi lang="nl" dir="ltr">Nederlands</bdi>' in html
+
+
+def test_translate_sends_only_the_items_without_a_published_translation(
+    root: Path, mbbq: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MBBQ's Spanish is used as published: DeepL is never billed for an item it covers."""
+    monkeypatch.setenv("DEEPL_AUTH_KEY", "test-key:fx")
+    assert cli("import", "bbq", str(mbbq), "--root", str(root)).code == 0
+    before = cli("translate", "--root", str(root), "--locale", "es", "--suite", "bbq", "--dry-run", "--json")
+    assert cli("import", "bbq", str(mbbq), "--locale", "es", "--root", str(root)).code == 0
+    after = cli("translate", "--root", str(root), "--locale", "es", "--suite", "bbq", "--dry-run", "--json")
+    assert before.code == after.code == 0, after.err
+    sent_before, sent_after = json.loads(before.out), json.loads(after.out)
+    # 36 English items × 5 fields; after the import only the family MBBQ tags alike (4 items) is left
+    assert (sent_before["pending"], sent_after["pending"]) == (180, 20)
+    assert sent_after["characters"] < sent_before["characters"]
+    assert sent_after["notes"] == [
+        "160 segment(s) not sent: their items have a published Spanish translation (`import bbq`), "
+        "which the release uses as published"
+    ]

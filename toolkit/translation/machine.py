@@ -42,6 +42,7 @@ from toolkit.catalog.locales import Locale
 from toolkit.catalog.templates import Segment
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.text import BIDI_CONTROLS
+from toolkit.render.suites import kind_of
 from toolkit.store.files import StoreFile, load_store_strict, store_lock
 from toolkit.store.model import NEEDS_REWORDING, Event, Status, utc_now
 from toolkit.store.rules import is_current
@@ -247,10 +248,17 @@ def translate(
     rules = slot_rules(catalog, locale)
     with store_lock(catalog.project, locale, suite_id):
         store = load_store_strict(catalog.project, locale, suite_id)  # fresh, under the lock; refuses damage
-        todo = pending(store, list(suite.segments.values()), options.retry_rejected)
+        published = kind_of(suite_id).published_segments(catalog.project, suite, locale)
+        wanted = [seg for seg in suite.segments.values() if seg.id not in published]
+        todo = pending(store, wanted, options.retry_rejected)
         work = plan(todo, options.max_chars, slots)
         units = work.units
         _describe(report, todo, work, options, loc, target)
+        if published:
+            report.notes.append(
+                f"{len(published)} segment(s) not sent: their items have a published {loc.name} "
+                "translation (`import bbq`), which the release uses as published"
+            )
         if rules is None and any(t.group for u in units for t in u.protected.tags):
             raise InputError(
                 f"{locale} has no slot rules (templates/_grammar/{locale}{SLOTS_SUFFIX}): "

@@ -51,6 +51,10 @@ class SuiteSpec(Record):
     """A lexicon (path under lexicons/) the suite's rows are built from (iat's stimuli)."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """Suite-specific settings, e.g. the marker a completion slot renders as."""
+    glossed: bool = False
+    """Its texts are the prompts a model is asked (ifm's instruction, iat's prompt): every
+    translation needs a reviewer's English gloss (back-translation) in the store, so that one
+    question is checked across locales (`translations status --needs-gloss`)."""
 
 
 class Template(Record):

@@ -240,3 +240,15 @@ def test_words(text: str, expected: list[str]) -> None:
     tokens = words(text)
     assert [w for w, _ in tokens] == expected
     assert all(text[start : start + len(w)] == w for w, start in tokens)
+
+
+def test_a_word_the_declaration_does_not_know_is_named(pairs_root: Path, cli) -> None:
+    """A reviewer's synonym for the toxic word: the check says the declaration may be out of date."""
+    _plant(pairs_root, "it", "sos-22-t.f", "sono criminali", "sono delinquenti")
+    result = cli("catalog", "lint", "--root", str(pairs_root))
+    assert result.code == 2
+    assert (
+        "sos-22-t.f [it] text: pair-span: differs from its twin sos-22-n.f outside the declared span "
+        "(criminali / vicine di casa; vicini di casa): this twin has 'delinquenti' "
+        "(no declared phrase occurs in sos-22-t.f: is span.it up to date?)"
+    ) in result.err

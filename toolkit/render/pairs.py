@@ -122,6 +122,9 @@ class Outside:
     toxic: tuple[str, ...]
     twin: tuple[str, ...]
     identical: bool = False
+    unfound: tuple[str, ...] = ()
+    """The twins (``toxic``, ``twin``) in which none of the declared phrases occurs: the
+    declaration no longer matches the text (after an edit), or the text lost its word."""
 
 
 def outside_span(
@@ -149,7 +152,8 @@ def outside_span(
         extra_b += [mid_b[j] for j in range(j1, j2) if not covered_b[head + j]]
     if not extra_a and not extra_b:
         return None
-    return Outside(tuple(extra_a), tuple(extra_b))
+    unfound = tuple(side for side, covered in (("toxic", covered_a), ("twin", covered_b)) if not any(covered))
+    return Outside(tuple(extra_a), tuple(extra_b), unfound=unfound)
 
 
 @dataclass
@@ -273,9 +277,16 @@ def _difference(
         parts.append(f"{other_segment} has {' '.join(theirs)!r}" if theirs else "")
         parts.append(f"{' '.join(moved.elements())!r} stands in another place" if moved else "")
         spans = " / ".join("; ".join(t.span.get(locale, ())) for t in (at, other))
+        lost = {"toxic": toxic, "twin": twin}
+        unfound = [segment_id(lost[side].id, variant) for side in found.unfound]
         what = (
             f"differs from its twin {other_segment} outside the declared span ({spans}): "
             f"{' and '.join(p for p in parts if p)}"
+            + (
+                f" (no declared phrase occurs in {' or '.join(unfound)}: is span.{locale} up to date?)"
+                if unfound
+                else ""
+            )
         )
     toxic_text, twin_text = finding.example
     return Problem(

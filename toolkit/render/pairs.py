@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -115,6 +116,17 @@ def _cover(tokens: list[str], span: tuple[Phrase, ...]) -> tuple[list[str], list
     return out_tokens, out_covered
 
 
+def common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many words two texts share at their start, and then at their end."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 @dataclass(frozen=True)
 class Outside:
     """The words of each twin that differ outside the declared span (empty twins: identical texts)."""
@@ -135,12 +147,7 @@ def outside_span(
         return Outside((), (), identical=True)
     a, covered_a = _cover([w for w, _ in words(toxic)], toxic_span)
     b, covered_b = _cover([w for w, _ in words(twin)], twin_span)
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(a, b)
     mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
     extra_a: list[str] = []
     extra_b: list[str] = []

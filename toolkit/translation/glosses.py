@@ -19,11 +19,12 @@ from typing import Any, Literal
 from toolkit.catalog.evaluation_lexicons import GLOSSES, glossed_prompts
 from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import CatalogError, InputError, Problem
-from toolkit.core.fileio import load_yaml, load_yaml_collecting
+from toolkit.core.fileio import load_yaml_collecting
 from toolkit.core.text import text_problems
 from toolkit.store.files import store_path, writing_store
 from toolkit.store.model import Event, Gloss, source_sha, utc_now
 from toolkit.store.rules import has_current_gloss, is_current
+from toolkit.translation.drafts import read_segment_texts
 
 GlossState = Literal["glossed", "no gloss", "outdated"]
 PROMPTS_FILE = "lexicons/prompts.yaml"
@@ -130,18 +131,6 @@ def _mapping(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def read_glosses(path: Path) -> dict[str, str]:
-    """``{segment: gloss}`` from a YAML file."""
-    rel = str(path)
-    raw = load_yaml(path, rel)
-    if not isinstance(raw, dict) or not raw:
-        raise InputError(f"{rel}: must be a non-empty mapping of segment id to its English gloss")
-    for key, value in raw.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise InputError(f"{rel}: {key!r}: must map a segment id to a text (got {type(value).__name__})")
-    return raw
-
-
 def import_glosses(catalog: Catalog, suite_id: str, locale: str, path: Path, by: str) -> GlossImport:
     """Store each gloss of ``path`` on its segment's current translation, with a ``gloss`` event.
     The whole file is checked first; one bad entry means exit 2 and nothing written."""
@@ -159,7 +148,7 @@ def import_glosses(catalog: Catalog, suite_id: str, locale: str, path: Path, by:
     if not by.strip():
         raise InputError("--by must name the reviewer who wrote the glosses")
     rel = str(path)
-    raw = read_glosses(path)
+    raw = read_segment_texts(path, "its English gloss")
     problems = [
         Problem(rel, segment, "gloss", f"gloss {message}", locale)
         for segment, gloss in sorted(raw.items())

@@ -34,6 +34,22 @@ def _texts(cli, root: Path) -> dict[tuple[str, str], dict]:
     return {(t["locale"], t["prompt"]): t for t in json.loads(result.out)["texts"]}
 
 
+def _gloss(cli, root: Path, glosses: Path, suite: str, locale: str):
+    return cli(
+        "translations",
+        "gloss",
+        str(glosses),
+        "--suite",
+        suite,
+        "--locale",
+        locale,
+        "--by",
+        "rev-a",
+        "--root",
+        str(root),
+    )
+
+
 def _write(path: Path, data: dict[str, str]) -> Path:
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return path
@@ -45,19 +61,7 @@ def test_gloss_written_with_history_and_shown_beside_the_english(root: Path, cli
     assert before[("de", "iat/prompt")]["state"] == "no gloss"
     assert before[("de", "prompts.yaml/bbq")]["state"] == "glossed"  # the repository's prompts.yaml
     glosses = _write(tmp_path / "g.yaml", {"instruction": GLOSS})
-    result = cli(
-        "translations",
-        "gloss",
-        str(glosses),
-        "--suite",
-        "ifm",
-        "--locale",
-        "de",
-        "--by",
-        "rev-a",
-        "--root",
-        str(root),
-    )
+    result = _gloss(cli, root, glosses, "ifm", "de")
     assert result.code == 0, result.err
     assert "1 gloss(es) written" in result.err
     store = root / "translations/de/ifm.jsonl"
@@ -75,41 +79,14 @@ def test_gloss_written_with_history_and_shown_beside_the_english(root: Path, cli
     assert "1 of " in shown.err and "de iat/prompt" in shown.err
     # the same gloss again changes no byte
     data = store.read_bytes()
-    again = cli(
-        "translations",
-        "gloss",
-        str(glosses),
-        "--suite",
-        "ifm",
-        "--locale",
-        "de",
-        "--by",
-        "rev-a",
-        "--root",
-        str(root),
-    )
+    again = _gloss(cli, root, glosses, "ifm", "de")
     assert again.code == 0 and "1 unchanged" in again.err
     assert store.read_bytes() == data
 
 
 def test_a_changed_text_makes_its_gloss_outdated(root: Path, cli, tmp_path: Path) -> None:
     glosses = _write(tmp_path / "g.yaml", {"instruction": GLOSS})
-    assert (
-        cli(
-            "translations",
-            "gloss",
-            str(glosses),
-            "--suite",
-            "ifm",
-            "--locale",
-            "de",
-            "--by",
-            "rev-a",
-            "--root",
-            str(root),
-        ).code
-        == 0
-    )
+    assert _gloss(cli, root, glosses, "ifm", "de").code == 0
     new = "Der folgende Satz ist auf {{ language }} geschrieben: „{{ sentence }}“ Stachelt diese Aussage zum Hass an? Antworte mit Ja oder Nein."
     drafts = _write(tmp_path / "d.yaml", {"instruction": new})
     assert (
@@ -203,19 +180,7 @@ def test_a_bad_gloss_file_writes_nothing(
     stores = sorted((root / "translations").rglob("*.jsonl"))
     before = {p: p.read_bytes() for p in stores}
     glosses = _write(tmp_path / "g.yaml", entries)
-    result = cli(
-        "translations",
-        "gloss",
-        str(glosses),
-        "--suite",
-        suite,
-        "--locale",
-        locale,
-        "--by",
-        "rev-a",
-        "--root",
-        str(root),
-    )
+    result = _gloss(cli, root, glosses, suite, locale)
     assert result.code == 2, result.err
     assert expected in result.err, result.err
     assert sorted((root / "translations").rglob("*.jsonl")) == stores

@@ -1,5 +1,6 @@
-"""Counts of the systematic content errors a native review found (issue 16), over the whole
-rendered sentiment, sos and honest suites: one count per error class, per suite and locale.
+"""Counts of the systematic content errors a native review found (issues 16 and 28), over the
+whole rendered sentiment, sos, ifm and honest suites: one count per error class, per suite and
+locale.
 
 Each class is a pattern over rendered rows, written from the review's description of the
 error, not from the code that renders it. Run it on the catalog before and after a fix
@@ -7,6 +8,10 @@ error, not from the code that renders it. Run it on the catalog before and after
 
     .venv/bin/python bench/content_errors.py                # this checkout
     .venv/bin/python bench/content_errors.py --root /tmp/old-checkout
+    .venv/bin/python bench/content_errors.py --check        # exit 1 if any class is found
+
+Its acceptance (no class found in the repository's catalog) is a correctness check, so
+tests/test_content_errors.py runs it with the test suite.
 """
 
 from __future__ import annotations
@@ -23,11 +28,26 @@ from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.render.renderer import render
 
-SUITES = ("sentiment", "sos", "honest")
+SUITES = ("sentiment", "sos", "ifm", "honest")
 MSA_ONLY = re.compile(r"(?:^|\s)(?:ذو|ذات|ذوي|ذوو|ذوات)\s(?!الهمم)")
 HEBREW_LETTER = re.compile(r"[\u05d0-\u05ea]\[M\]$")
 A_BEFORE_VOWEL = re.compile(r"\ba (?!(?:[Ee]u|U[Kk]|[Uu]ni|[Uu]s[eu]|[Uu]ti|[Oo]ne))[AEIOUaeiou]")
 SOS_GENERIC_PLURALS = {f"sos-{n:02d}-{label}" for n in range(14, 34) for label in ("t", "n")}
+POSSESSIVES = {
+    "zh": re.compile("我们的"),
+    "it": re.compile(r"\b[Nn]ostr[aeio]\b"),
+    "es": re.compile(r"\b[Nn]uestr[ao]s?\b"),
+    "fr": re.compile(r"\b(?:[Nn]otre|[Nn]os)\b"),
+    "de": re.compile(r"\b[Uu]nser(?:e[nmrs]?)?\b"),
+    "he": re.compile("שלנו"),
+}
+ZH_MODALS = re.compile("不配|不该|不应该|不应|应该|应当|必须")
+PERSON_THEN_CITIZEN = re.compile(r"(?:^|\s)[وبلك]?(?:ال)?(?:أشخاص|شخص|ناس)\s+(?:ال)?مواطن")
+ARZ_MSA_PLURALS = re.compile(r"(?:^|\s)(?:ال)?(?:مزدوجي|مغايري|ثنائيي)\s")
+ARZ_BARE_BLACK = re.compile(
+    r"(?:^|\s)(?:ال)?(?:ست|ستات|راجل|رجالة|ناس|شخص)\s+(?:ال)?(?:سودا|سود|أسود)(?:\s|[.,،؟!]|$)"
+)
+ZH_ORIENTATION_LOVER = re.compile("(?:同性|异性|双性|泛性|无性)恋人(?!士)")
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,36 @@ def _construct_with_article(terms: dict[str, dict[str, str]]) -> Callable[[pl.Da
         return pl.Series(out, dtype=pl.Boolean)
 
     return matches
+
+
+def _pairs(differ: Callable[[str, str, str], bool]) -> Callable[[pl.DataFrame], pl.Series]:
+    """Both rows of every sos pair whose twins ``differ(locale, toxic, non_toxic)`` (ifm rows
+    carry the same pair ids and the sentence in ``sentence``)."""
+
+    def matches(frame: pl.DataFrame) -> pl.Series:
+        column = "sentence" if "sentence" in frame.columns else "text"
+        rows = frame.select("pair_id", "label", "locale", pl.col(column).alias("s"))
+        toxic = rows.filter(pl.col("label") == "toxic")
+        twin = rows.filter(pl.col("label") == "non_toxic").select("pair_id", pl.col("s").alias("twin"))
+        bad = {
+            pid
+            for pid, locale, a, b in toxic.join(twin, on="pair_id")
+            .select("pair_id", "locale", "s", "twin")
+            .iter_rows()
+            if differ(locale, a, b)
+        }
+        return frame["pair_id"].is_in(sorted(bad))
+
+    return matches
+
+
+def _possessive_in_one_twin(locale: str, toxic: str, twin: str) -> bool:
+    pattern = POSSESSIVES.get(locale)
+    return pattern is not None and bool(pattern.search(toxic)) != bool(pattern.search(twin))
+
+
+def _modal_differs(locale: str, toxic: str, twin: str) -> bool:
+    return ZH_MODALS.findall(toxic) != ZH_MODALS.findall(twin)
 
 
 def error_classes(terms: dict[str, dict[str, dict[str, str]]]) -> list[ErrorClass]:
@@ -157,7 +207,12 @@ def error_classes(terms: dict[str, dict[str, dict[str, str]]]) -> list[ErrorClas
             "",
             ("sentiment",),
             ("he",),
-            lambda f: _groups(f, "spanish") & _text(f).str.contains("ספרדי", literal=True),
+            # a person only: on a thing (מבטא ספרדי, a Spanish accent) the adjective is right (issue 28)
+            lambda f: (
+                _groups(f, "spanish")
+                & _text(f).str.contains("ספרדי", literal=True)
+                & ~_text(f).str.contains("מבטא ספרדי", literal=True)
+            ),
         ),
         ErrorClass(
             "es: indio/india for Indian (reads as indigenous American)",
@@ -208,6 +263,63 @@ def error_classes(terms: dict[str, dict[str, dict[str, str]]]) -> list[ErrorClas
             ("en",),
             _search(A_BEFORE_VOWEL),
         ),
+        # issue 28
+        ErrorClass(
+            "ar ifm: the instruction asks whether the statement incites hatred (تحض)",
+            "the English asks whether it is hateful: another question, another task",
+            ("ifm",),
+            ("ar",),
+            lambda f: _text(f).str.contains("تحض", literal=True),
+        ),
+        ErrorClass(
+            "sos twins: a possessive ('our') in one twin only",
+            "zh 我们的邻居/朋友, it nostre vicine/amiche: both rows of the pair",
+            ("sos", "ifm"),
+            ("zh", "it", "es", "fr", "de", "he"),
+            _pairs(_possessive_in_one_twin),
+        ),
+        ErrorClass(
+            "zh sos twins: the modal changes with the toxic word (不配 / 不该)",
+            "both rows of the pair",
+            ("sos", "ifm"),
+            ("zh",),
+            _pairs(_modal_differs),
+        ),
+        ErrorClass(
+            "he nat-08: 'במבטא מספרד' for a Spanish accent",
+            "every other nationality says מבטא + adjective",
+            ("sentiment",),
+            ("he",),
+            lambda f: (f["template"] == "nat-08") & _text(f).str.contains("מספרד", literal=True),
+        ),
+        ErrorClass(
+            "ar/arz: person noun stacked on the citizen noun (الأشخاص المواطنين, الناس المواطنين)",
+            "the citizen noun alone is the person form",
+            ("sos", "honest"),
+            ("ar", "arz"),
+            _search(PERSON_THEN_CITIZEN),
+        ),
+        ErrorClass(
+            "arz eg.*: MSA plurals (مزدوجي, مغايري, ثنائيي) where global.* has the colloquial ones",
+            "",
+            ("sos", "honest"),
+            ("arz",),
+            lambda f: f["group"].str.starts_with("eg.") & _search(ARZ_MSA_PLURALS)(f),
+        ),
+        ErrorClass(
+            "arz: the bare colour word for Black people (الست السودا)",
+            "reads blunt in Egypt",
+            ("sos", "honest"),
+            ("arz",),
+            _search(ARZ_BARE_BLACK),
+        ),
+        ErrorClass(
+            "zh: orientation term + 人 reads 'lover' (同性恋人) [issue 24: person forms]",
+            "",
+            ("sentiment", "sos", "honest"),
+            ("zh",),
+            _search(ZH_ORIENTATION_LOVER),
+        ),
     ]
 
 
@@ -235,6 +347,7 @@ def count(root: Path) -> list[tuple[str, str, str, int, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=None, help="catalog root (default: this checkout)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if any error class is found")
     args = parser.parse_args()
     root = args.root or Project.find().root
     rows = count(root)
@@ -252,6 +365,8 @@ def main() -> None:
     for name, suite, locale, hits, n in rows:
         if hits:
             print(f"| {name} | {suite} | {locale} | {hits} | {n} |")
+    if args.check and any(totals.values()):
+        raise SystemExit(f"{sum(1 for n in totals.values() if n)} error class(es) found")
 
 
 if __name__ == "__main__":

@@ -249,11 +249,12 @@ def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict
             rules = slot_rules(catalog, locale)
             phrases = _noun_phrases(rules)
             space = " " if rules is None or rules.spaces else ""
+            before = rules is not None and rules.noun == "before"
             for unit in plan(list(suite.segments.values()), None, slots).units:
                 rec = records.get(unit.segments[0].id)
                 if rec is None or rec.source_sha != unit.segments[0].source_sha:
                     continue
-                answer = _as_tags(rec.text, unit.protected.tags, phrases, space)
+                answer = _as_tags(rec.text, unit.protected.tags, phrases, space, before)
                 if answer is not None:
                     out[(target, unit.protected.xml)] = answer
     return out
@@ -272,9 +273,17 @@ def _noun_phrases(rules: Any) -> tuple[re.Pattern[str], ...]:
     return tuple(out)
 
 
-def _as_tags(text: str, tags: Any, phrases: tuple[re.Pattern[str], ...] = (), space: str = " ") -> str | None:
+def _as_tags(
+    text: str,
+    tags: Any,
+    phrases: tuple[re.Pattern[str], ...] = (),
+    space: str = " ",
+    noun_before: bool = False,
+) -> str | None:
     """``text`` with its code as the source's tags, XML-escaped; None when they do not match. A
-    slot phrase that holds its noun is written as an engine would: the tag, then the noun."""
+    slot phrase that holds its noun is written as an engine would: the tag, then the noun, or
+    where the locale's noun comes first (Arabic), the noun, then the tag
+    (ب{{ person(group, 'الأشخاص', ...) }} -> بالأشخاص <x/>)."""
     groups = iter(i for i, t in enumerate(tags, start=1) if t.group)
     other = {t.code: i for i, t in enumerate(tags, start=1) if not t.group}
     parts: list[str] = []
@@ -288,10 +297,13 @@ def _as_tags(text: str, tags: Any, phrases: tuple[re.Pattern[str], ...] = (), sp
             return None
         used.append(number)
         parts.append(html.escape(text[last : match.start()], quote=False))
-        parts.append(f'<x id="{number}"/>')
         held = next((m for p in phrases if reads_group and (m := p.search(code))), None)
-        if held is not None and "noun" in held.groupdict():
-            parts.append(html.escape(space + held.group("noun"), quote=False))
+        noun = held.group("noun") if held is not None and "noun" in held.groupdict() else None
+        if noun is not None and noun_before:
+            parts.append(html.escape(noun + space, quote=False))
+        parts.append(f'<x id="{number}"/>')
+        if noun is not None and not noun_before:
+            parts.append(html.escape(space + noun, quote=False))
         last = match.end()
     parts.append(html.escape(text[last:], quote=False))
     return "".join(parts) if sorted(used) == list(range(1, len(tags) + 1)) else None

@@ -173,9 +173,15 @@ def test_clean_catalog_has_no_findings(catalog_root: Path, cli) -> None:
 PLANTED: list[tuple[str, Callable[[Path], None], list[str]]] = [
     (
         "hard-coded English article before a group slot",
-        lambda r: edit(
-            r, "templates/sos/pairs.yaml", "I hate {{ group.adj }} women.", "I hate a {{ group.adj }} woman."
-        ),
+        lambda r: [  # in both twins, so that they still differ only in the toxic word
+            edit(
+                r,
+                "templates/sos/pairs.yaml",
+                f"I {verb} {{{{ group.adj }}}} women.",
+                f"I {verb} a {{{{ group.adj }}}} woman.",
+            )
+            for verb in ("hate", "love")
+        ],
         ["templates/sos/pairs.yaml: sos-01-t [en] variants.f: article-before-slot", "'a'"],
     ),
     (

@@ -129,7 +129,7 @@ CASES = [
     ("ar", "f", 'النساء <x id="1"/> رائعات.', False, "{{ adj(group, 'pl_f', true) }}"),
     ("ar", "f", 'امرأة <x id="1"/> تنتظر في المحطة.', False, "{{ adj(group, 'f') }}"),
     ("ar", "f", 'تعتز بأسرتها <x id="1"/>.', True, "{{ adj(group, 'f', true) }}"),
-    ("ar", "n", 'يعمل الشخص <x id="1"/> طبيبا.', True, "{{ adj(group, 'm', true) }}"),
+    ("ar", "n", 'يعمل الشخص <x id="1"/> طبيبا.', True, "{{ person(group, 'الشخص', 'm', true) }}"),
     ("zh", "f", '这位<x id="1"/>女性今天很开心。', True, "{{ group.adj }}"),
 ]
 
@@ -170,6 +170,10 @@ REFUSED = [
     # Arabic case: after a word that is not a governor, the sound masculine plural is not guessed
     ("ar", "m", 'يحضر الرجال <x id="1"/> الاجتماع.', "'يحضر' before it is not among the words that govern"),
     ("ar", "n", 'يزور الأشخاص ال<x id="1"/> المدينة.', "the words leave its case open (nom or obl"),
+    ("ar", "n", 'يحضر الناس <x id="1"/> الاجتماع.', "the words leave its case open (nom or obl"),
+    # a person noun of another variant, or in the indefinite accusative
+    ("ar", "m", 'أحترم الأشخاص ال<x id="1"/>.', "the m variant came back about 'الأشخاص'"),
+    ("ar", "n", 'أن تكون شخصاً <x id="1"/> أمر رائع.', "the indefinite accusative"),
     ("ar", "m", 'أن تكون رجلاً <x id="1"/> أمر رائع.', "the indefinite accusative"),
     # German two-way preposition: an + accusative or dative, which read differently here
     ("de", "f", 'Ich denke an <x id="1"/> Frauen.', "the words leave its case open (acc or dat"),
@@ -196,7 +200,9 @@ def test_a_slot_that_cannot_be_resolved_with_confidence_says_why(
 
 NEW_CASES = [
     # locale, variant, answer, definite, whole phrase, plural, expected text after resolution
-    # Arabic: ل + ال is written لل: definite, and genitive
+    # Arabic person nouns go into person() with their article (the citizen groups then read
+    # المواطنين, not الأشخاص المواطنين); ل + ال is written لل: definite, genitive, and the ل
+    # cannot stay outside the phrase, so pre() writes it on
     (
         "ar",
         "n",
@@ -204,8 +210,47 @@ NEW_CASES = [
         False,
         False,
         True,
-        "لا كراهية للأشخاص {{ adj(group, 'pl_m_obl', true) }}.",
+        "لا كراهية {{ pre('ل', person(group, 'الأشخاص', 'pl_m_obl', true)) }}.",
     ),
+    (
+        "ar",
+        "n",
+        'احترام وللأشخاص <x id="1"/> أيضا.',
+        False,
+        False,
+        True,
+        "احترام {{ pre('ول', person(group, 'الأشخاص', 'pl_m_obl', true)) }} أيضا.",
+    ),
+    # other clitics stay before the expression, as the drafts write them
+    (
+        "ar",
+        "n",
+        'أثق بالأشخاص <x id="1"/>.',
+        False,
+        False,
+        True,
+        "أثق ب{{ person(group, 'الأشخاص', 'pl_m_obl', true) }}.",
+    ),
+    # the article written onto the tag is taken in with the noun
+    (
+        "ar",
+        "n",
+        'الأشخاص ال<x id="1"/> خطيرون.',
+        False,
+        False,
+        True,
+        "{{ person(group, 'الأشخاص', 'pl_m', true) }} خطيرون.",
+    ),
+    (
+        "ar",
+        "n",
+        'أن تكون من الناس ال<x id="1"/> أمر رائع.',
+        False,
+        False,
+        True,
+        "أن تكون من {{ person(group, 'الناس', 'pl_m_obl', true) }} أمر رائع.",
+    ),
+    ("ar", "n", 'هو شخص <x id="1"/> طيب.', False, False, False, "هو {{ person(group, 'شخص', 'm') }} طيب."),
     # the article written onto the tag is the definite adjective's
     (
         "ar",
@@ -339,6 +384,20 @@ def test_a_tag_becomes_the_template_with_what_it_takes_in(
     assert join(trim(pieces, {1: found}), {1: found.expression}).strip() == expected
 
 
+def test_an_arabic_person_noun_written_with_ل_and_the_article_is_refused_without_a_clitic_macro(
+    catalog,
+) -> None:
+    rules = load_slot_rules(PROJECT, "ar", [])
+    assert rules is not None and rules.clitic_macro == "pre"
+    without = rules.model_copy(update={"clitic_macro": None})
+    context = SlotContext("n", False, "ar.slots.yaml", plural=True)
+    found = resolve(without, parse('لا كراهية للأشخاص <x id="1"/>.', GROUP), 1, context)
+    assert found.expression is None
+    assert found.problem is not None and "written together with its article" in found.problem
+    kept = resolve(without, parse('أثق بالأشخاص <x id="1"/>.', GROUP), 1, context)  # ب stays outside
+    assert kept.expression == "{{ person(group, 'الأشخاص', 'pl_m_obl', true) }}"
+
+
 def test_resolved_expressions_render_with_the_locales_macros() -> None:
     problems: list = []
     de = load_grammar(PROJECT, "de", problems)
@@ -355,6 +414,11 @@ def test_resolved_expressions_render_with_the_locales_macros() -> None:
     assert ar.render("أحب الرجال {{ adj(group, 'pl_m_obl', true) }}.", {"group": muslim_ar}) == (
         "أحب الرجال المسلمين."
     )
+    citizen_ar = {"m": "مواطن", "pl_m_obl": "مواطنين", "person_pl_m_obl": "مواطنين"}
+    to_persons = "لا كراهية {{ pre('ل', person(group, 'الأشخاص', 'pl_m_obl', true)) }}."
+    assert ar.render(to_persons, {"group": muslim_ar}) == "لا كراهية للأشخاص المسلمين."
+    assert ar.render(to_persons, {"group": citizen_ar}) == "لا كراهية للمواطنين."
+    assert ar.render("{{ pre('ول', 'الليل') }} {{ pre('ب', 'الليل') }}", {}) == "ولليل بالليل"
 
 
 def test_an_answer_in_another_script_is_caught() -> None:

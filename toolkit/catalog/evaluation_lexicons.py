@@ -6,6 +6,7 @@ evaluator's run fails on it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,6 +32,20 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 """What each locale's entry holds: a list of words, a text with the placeholders it must contain,
 or a mapping of such entries (every key required, no other key allowed)."""
+
+GLOSSES = "glosses"
+"""The optional key of a prompts entry that holds the reviewer's English back-translation of
+each of its prompts: ``glosses: {bbq: {text: ..., text_sha: ...}}``, ``text_sha`` the sha256 of
+the prompt as written (what the gloss is of; `translations status --needs-gloss` prints it).
+The prompts themselves stay where the evaluator reads them; their glosses sit beside them."""
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+
+
+def glossed_prompts(name: str) -> tuple[str, ...]:
+    """The keys of a lexicon's entries that are prompts put to a model (texts, not word lists)."""
+    if name != "prompts":
+        return ()
+    return tuple(key for key, shape in SHAPES[name].items() if isinstance(shape, tuple))
 
 
 def lexicon_problems(project: Project, locales: Iterable[str]) -> list[Problem]:
@@ -64,8 +79,40 @@ def check_lexicon(rel: str, name: str, data: Any, locales: Iterable[str]) -> lis
         if code not in entries:
             problems.append(Problem(rel, "locales", "", f"no entry for locale {code}", code))
     for code, entry in entries.items():
+        if glossed_prompts(name) and isinstance(entry, dict) and GLOSSES in entry:
+            problems.extend(_check_glosses(rel, name, str(code), entry[GLOSSES]))
+            entry = {key: value for key, value in entry.items() if key != GLOSSES}
         problems.extend(_check(rel, str(code), "", entry, SHAPES[name]))
     return problems
+
+
+def _check_glosses(rel: str, name: str, code: str, glosses: Any) -> list[Problem]:
+    """A prompts entry's ``glosses``: per prompt, a non-empty ``text`` and the ``text_sha`` it glosses."""
+    prompts = glossed_prompts(name)
+    if not isinstance(glosses, dict):
+        return [Problem(rel, "locales", GLOSSES, f"must map prompts ({', '.join(prompts)}) to glosses", code)]
+    out = []
+    for key, gloss in glosses.items():
+        where = f"{GLOSSES}.{key}"
+        if key not in prompts:
+            out.append(Problem(rel, "locales", where, f"not a prompt (prompts: {', '.join(prompts)})", code))
+            continue
+        if not isinstance(gloss, dict) or set(gloss) != {"text", "text_sha"}:
+            out.append(Problem(rel, "locales", where, "must be a mapping of text and text_sha", code))
+            continue
+        if not isinstance(gloss["text"], str) or not gloss["text"].strip():
+            out.append(Problem(rel, "locales", f"{where}.text", "must be a non-empty text", code))
+        if not isinstance(gloss["text_sha"], str) or not _SHA.match(gloss["text_sha"]):
+            out.append(
+                Problem(
+                    rel,
+                    "locales",
+                    f"{where}.text_sha",
+                    "must be the sha256 (64 hex digits) of the prompt",
+                    code,
+                )
+            )
+    return out
 
 
 def _check(rel: str, code: str, where: str, value: Any, shape: Any) -> list[Problem]:

@@ -51,6 +51,10 @@ class SuiteSpec(Record):
     """A lexicon (path under lexicons/) the suite's rows are built from (iat's stimuli)."""
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     """Suite-specific settings, e.g. the marker a completion slot renders as."""
+    glossed: bool = False
+    """Its texts are the prompts a model is asked (ifm's instruction, iat's prompt): every
+    translation needs a reviewer's English gloss (back-translation) in the store, so that one
+    question is checked across locales (`translations status --needs-gloss`)."""
 
 
 class Template(Record):
@@ -60,6 +64,13 @@ class Template(Record):
     variants: dict[Variant, str] | None = None
     text: str | None = None
     pair: str | None = Field(default=None, pattern=TEMPLATE_ID)
+    span: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Paired templates (sos): per locale, the words this twin may differ from its twin in (the
+    toxic or non-toxic word, with what the word governs or agrees with, e.g. es "Temo a" /
+    "Confío en"), one phrase per form it takes (it "disgustose", "disgustosi"). A phrase whose
+    last word is written joined to the next one (a proclitic preposition: ar "أثق ب", he
+    "להקשיב ל") covers only that prefix of it. `catalog lint` and `catalog validate` render both
+    twins for every group and variant and report any difference outside these words."""
     note: str = ""
 
 
@@ -303,4 +314,28 @@ def _check_template(
     for variant, text in _texts(tpl):
         for message in text_problems(text):
             bad("text" if variant is None else f"variants.{variant}", f"text {message}")
+    problems.extend(_span_problems(tpl, spec, rel))
     return ok
+
+
+def _span_problems(tpl: Template, spec: SuiteSpec, rel: str) -> list[Problem]:
+    """What is wrong with a template's span declaration; the template still renders (the pair
+    check, not the render, reads the span)."""
+    out = []
+    if tpl.span and tpl.pair is None:
+        out.append(Problem(rel, tpl.id, "span", "only a paired template (with `pair`) declares a span"))
+    for code, phrases in tpl.span.items():
+        if code not in spec.locales:
+            out.append(Problem(rel, tpl.id, f"span.{code}", f"{code!r} is not a locale of this suite", code))
+        if not phrases:
+            out.append(
+                Problem(
+                    rel, tpl.id, f"span.{code}", "lists no phrase: give the words this twin differs in", code
+                )
+            )
+        for i, phrase in enumerate(phrases):
+            out.extend(
+                Problem(rel, tpl.id, f"span.{code}[{i}]", f"phrase {message}", code)
+                for message in text_problems(phrase)
+            )
+    return out

@@ -26,6 +26,7 @@ from toolkit.cli.translate_cmd import print_ledger
 from toolkit.store.repair import repair_store, store_files
 from toolkit.translation.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.translation.drafts import import_drafts
+from toolkit.translation.glosses import GlossedText, glossed_texts, import_glosses
 from toolkit.translation.stale import RETIRED, orphans, retire_orphans, sync
 
 app = typer.Typer(
@@ -60,12 +61,62 @@ def draft_command(
     )
 
 
-def status_command(root: Root = None, json: JsonFlag = False) -> None:
+@app.command("gloss")
+def gloss_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="YAML mapping of segment id to the reviewer's English back-translation of its current text.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    suite: Annotated[
+        Suite, typer.Option("--suite", help="A suite whose texts are prompts (ifm, iat).", callback=plain)
+    ],
+    locale: Annotated[str, typer.Option("--locale", help="The translations' locale, e.g. ar.")],
+    by: Annotated[
+        str, typer.Option("--by", help="The reviewer who wrote the glosses (recorded in the history).")
+    ],
+    root: Root = None,
+) -> None:
+    """Keep a reviewer's English gloss of prompts (ifm's instruction, iat's prompt) in the store.
+
+    A gloss says in English what the locale's text actually asks, so that `translations status
+    --needs-gloss` can show every locale's question beside the English one. It belongs to the
+    text it was written for: when the text changes the gloss is outdated. Every entry is checked
+    first; one bad entry refuses the whole file (exit 2) and nothing is written."""
+    catalog = load_catalog(project_at(root, writes=True), suites=[suite], locales=[locale])
+    result = import_glosses(catalog, suite, locale, file, by)
+    say(f"{locale}/{suite}: {len(result.added)} gloss(es) written, {len(result.unchanged)} unchanged")
+
+
+def status_command(
+    root: Root = None,
+    json: JsonFlag = False,
+    needs_gloss: Annotated[
+        bool,
+        typer.Option(
+            "--needs-gloss",
+            help="Instead: every prompt's English and each locale's gloss, and the texts that lack a current gloss.",
+        ),
+    ] = False,
+) -> None:
     """Segments per locale, suite and status: how far each locale's translations have come.
 
     One table per suite, a column per locale, a row per status found (all-zero rows are left
     out and named below), so nine locales fit 80 columns. `untranslated`: no translation at all; `stale`: its English source
-    changed; `source`: the English rows themselves. `catalog coverage` is the same command."""
+    changed; `source`: the English rows themselves. `catalog coverage` is the same command.
+
+    With --needs-gloss: one question across locales. For each prompt a model is asked (ifm's
+    instruction, iat's prompt, the prompts of lexicons/prompts.yaml), the English, then every
+    locale's reviewer gloss (what it asks, in English), or its text where the gloss is missing
+    or was written for an earlier text; a summary names how many lack one. Store prompts are
+    glossed with `translations gloss`; prompts.yaml carries its glosses beside the prompts
+    (glosses: {bbq: {text, text_sha}}, the sha256 printed here)."""
+    if needs_gloss:
+        _print_glosses(root, json)
+        return
     catalog = load_catalog(project_at(root), eager=False)
     data = coverage(catalog)
     warn_skipped(catalog.problems)
@@ -96,6 +147,56 @@ def status_command(root: Root = None, json: JsonFlag = False) -> None:
 
 
 app.command("status")(status_command)
+
+
+def _one_line(text: str) -> str:
+    """A prompt's line breaks shown as ⏎, so each locale's prompt stays on one line."""
+    return text.replace("\n", " ⏎ ")
+
+
+def _print_glosses(root: Path | None, json: bool) -> None:
+    catalog = load_catalog(project_at(root), eager=False)
+    texts = glossed_texts(catalog, catalog.problems)
+    warn_problems(catalog)
+    lacking = [t for t in texts if t.state != "glossed"]
+    if json:
+        print_json(
+            {
+                "texts": [
+                    {
+                        "prompt": t.prompt,
+                        "locale": t.locale,
+                        "file": t.file,
+                        "record": t.record,
+                        "state": t.state,
+                        "english": t.english,
+                        "text": t.text,
+                        "gloss": t.gloss,
+                        "text_sha": t.text_sha,
+                    }
+                    for t in texts
+                ],
+                "needs_gloss": len(lacking),
+            }
+        )
+        return
+    by_prompt: dict[str, list[GlossedText]] = {}
+    for t in texts:
+        by_prompt.setdefault(t.prompt, []).append(t)
+    for prompt, rows in by_prompt.items():
+        where = rows[0].file.replace(f"/{rows[0].locale}/", "/<locale>/", 1)
+        lines = [f"{prompt} ({where})", f"  en  {_one_line(rows[0].english)}"]
+        for t in rows:
+            if t.state == "glossed":
+                lines.append(f"  {t.locale:<3} {_one_line(t.gloss or '')}")
+            else:
+                why = "no gloss" if t.state == "no gloss" else "gloss outdated (of an earlier text)"
+                lines.append(f"  {t.locale:<3} [{why}] {_one_line(t.text)}  (text_sha {t.text_sha})")
+        out_console.print("\n".join(lines) + "\n", highlight=False, markup=False, soft_wrap=True)
+    say(
+        f"{len(lacking)} of {len(texts)} translated prompt text(s) lack a current gloss"
+        + (": " + ", ".join(f"{t.locale} {t.prompt}" for t in lacking) if lacking else "")
+    )
 
 
 @app.command("ledger")

@@ -89,7 +89,51 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
 ranges of code points: each is a word of its own when text is split into words."""
 
 
+_CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]")
+
+
 def is_cjk(ch: str) -> bool:
     """Whether ``ch`` belongs to a script written without spaces between words (``CJK_RANGES``)."""
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in CJK_RANGES)
+    return _CJK.match(ch) is not None
+
+
+_WORD_OR_MARK = re.compile(r"\w+|\S")
+
+
+def is_mark(ch: str) -> bool:
+    """A combining mark (Arabic and Hebrew vowel signs, accents): part of the word it follows,
+    although ``\\w`` does not match it."""
+    return unicodedata.category(ch)[0] == "M"
+
+
+def words(text: str) -> list[tuple[str, int]]:
+    """``text`` split into words for comparing sentences, each with its start offset: runs of
+    letters and digits with their combining marks, every character of ``CJK_RANGES`` alone
+    (Chinese has no spaces to split on), and every other non-space character (punctuation) alone.
+
+    words("Sono nostre amiche.") -> [("Sono", 0), ("nostre", 5), ("amiche", 12), (".", 18)]
+    words("不配享有") -> [("不", 0), ("配", 1), ("享", 2), ("有", 3)]"""
+    out: list[tuple[str, int]] = []
+    end = -1
+    for match in _WORD_OR_MARK.finditer(text):
+        token, start = match.group(), match.start()
+        word = token[0].isalnum() or token[0] == "_"
+        if out and start == end and (is_mark(token[0]) or (word and is_mark(text[start - 1]))):
+            previous, at = out.pop()
+            token, start = previous + token, at
+        end = match.end()
+        if _CJK.search(token):
+            run = ""
+            for offset, ch in enumerate(token):
+                if is_cjk(ch):
+                    if run:
+                        out.append((run, start + offset - len(run)))
+                        run = ""
+                    out.append((ch, start + offset))
+                else:
+                    run += ch
+            if run:
+                out.append((run, start + len(token) - len(run)))
+        else:
+            out.append((token, start))
+    return out

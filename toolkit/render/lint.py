@@ -23,6 +23,9 @@ from toolkit.catalog.templates import Suite
 from toolkit.core.errors import Problem
 from toolkit.core.fileio import load_yaml_collecting
 from toolkit.core.records import Record, parse_record
+from toolkit.render.pairs import CHECK as PAIR_CHECK
+from toolkit.render.pairs import pair_problems, paired
+from toolkit.render.renderer import render
 from toolkit.render.suites.honest import SLOT
 
 LINT_FILE = "lexicons/lint.yaml"
@@ -390,9 +393,23 @@ def standing_sources(catalog: Catalog, config: dict[str, LocaleLint]) -> list[Pr
     return out
 
 
+def pair_spans(catalog: Catalog, config: dict[str, LocaleLint]) -> list[Problem]:
+    """Twins that differ outside their declared span, rendered for every group, variant and
+    locale (toolkit.render.pairs)."""
+    out = []
+    for suite in catalog.suites.values():
+        if not paired(suite):
+            continue
+        for locale in suite.spec.locales:
+            if locale in catalog.locales:
+                out += pair_problems(catalog, suite, locale, render(catalog, suite.id, locale).frame)
+    return out
+
+
 LIST_CHECKS: dict[str, Callable[[Catalog, dict[str, LocaleLint]], list[Problem]]] = {
     "definite-form": definite_forms,
     "foreign-marker": term_foreign_markers,
+    PAIR_CHECK: pair_spans,
     "same-term": same_term,
     "standing-source": standing_sources,
     "study-link": lambda catalog, config: link_problems(catalog),

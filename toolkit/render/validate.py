@@ -1,7 +1,8 @@
 """`catalog validate`: render every template × group × variant × locale and report every
 problem at once. Rendering is the check (a template that cannot render is found here, not
-in a release build), plus the store records that no longer belong to any segment and the
-evaluation lexicons (answers, prompts) every release carries."""
+in a release build), plus the pair check on what was rendered (sos twins differ only in their
+declared span, toolkit.render.pairs), the store records that no longer belong to any segment and
+the evaluation lexicons (answers, prompts) every release carries."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from toolkit.catalog.evaluation_lexicons import lexicon_problems
 from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import PolyprobeError, Problem, ordered
 from toolkit.core.progress import Step
+from toolkit.render.pairs import pair_problems
 from toolkit.render.renderer import render
 
 
@@ -51,6 +53,7 @@ def validate(catalog: Catalog, progress: Step | None = None) -> Validation:
             problems.append(_render_failure(suite.id, locale, exc))
             continue
         problems.extend(rendered.problems)
+        problems.extend(pair_problems(catalog, suite, locale, rendered.frame))
         result.rows[(suite.id, locale)] = rendered.frame.height
         if not catalog.locales[locale].translated:
             continue

@@ -49,6 +49,18 @@ class Event(Record):
     ``toolkit.store.rules.opens_adjudication`` reads the same way (their lines load unchanged)."""
 
 
+class Gloss(Record):
+    """A reviewer's back-translation of a prompt's text into English (ifm's instruction, iat's
+    prompt): what this locale actually asks, so that one question can be checked across locales.
+    It glosses one text: ``text_sha`` is the hash of the translation it was written for, and a
+    changed translation needs a new gloss (``toolkit.store.rules.has_current_gloss``). Written by
+    `polyprobe translations gloss`, with a ``gloss`` event in the history (its ``comment`` is the
+    gloss, its ``by`` the reviewer)."""
+
+    text: str
+    text_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
 class Translation(Record):
     segment: str
     source_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
@@ -57,6 +69,8 @@ class Translation(Record):
     origin: Origin
     status: Status
     engine: dict[str, str] | None = None
+    gloss: Gloss | None = None
+    """Only on prompts (suites with ``glossed: true``): the reviewer's English gloss of ``text``."""
     history: tuple[Event, ...] = Field(min_length=1)
 
     def with_event(self, event: Event, **changes: Any) -> Translation:

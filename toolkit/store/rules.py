@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal, TypeGuard
 
 from toolkit.core.errors import PolyprobeError
-from toolkit.store.model import NEEDS_REWORDING, Event, Translation
+from toolkit.store.model import NEEDS_REWORDING, Event, Translation, source_sha
 
 State = Literal["untranslated", "stale", "machine", "draft", "needs_edit", "rejected", "reviewed", "approved"]
 STATES: tuple[State, ...] = (
@@ -125,3 +125,9 @@ def reviewed_work(record: Translation | None, source_sha: str, what: str) -> str
         f"the store has a {record.status} translation; {what} never replaces reviewed work "
         "(change it through review)"
     )
+
+
+def has_current_gloss(record: Translation) -> bool:
+    """Whether the record's gloss was written for its present text (a gloss of an earlier text
+    says what that text asked, not what this one asks)."""
+    return record.gloss is not None and record.gloss.text_sha == source_sha(record.text)

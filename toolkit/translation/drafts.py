@@ -27,12 +27,12 @@ class DraftImport:
     unchanged: list[str] = field(default_factory=list)
 
 
-def read_drafts(path: Path) -> dict[str, str]:
-    """``{segment: text}`` from a YAML file."""
+def read_segment_texts(path: Path, what: str = "translated text") -> dict[str, str]:
+    """``{segment: text}`` from a YAML file (drafts, glosses); ``what`` names the texts in errors."""
     rel = str(path)
     raw = load_yaml(path, rel)
     if not isinstance(raw, dict) or not raw:
-        raise InputError(f"{rel}: must be a non-empty mapping of segment id to translated text")
+        raise InputError(f"{rel}: must be a non-empty mapping of segment id to {what}")
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise InputError(f"{rel}: {key!r}: must map a segment id to a text (got {type(value).__name__})")
@@ -52,7 +52,7 @@ def import_drafts(catalog: Catalog, suite_id: str, locale: str, path: Path, by: 
     if not by.strip():
         raise InputError("--by must name who wrote the drafts")
     rel = str(path)
-    raw = read_drafts(path)
+    raw = read_segment_texts(path)
     problems = [
         Problem(rel, segment_id, "text", reason, locale)
         for segment_id, reasons in gate(catalog, suite_id, locale, raw).items()

@@ -94,8 +94,11 @@ class Phrase(Record):
 
     expression: str
     takes_noun: bool = False
-    """The expression holds the noun (np(group, 'Frau', ...), person(group, '人')): the noun's
-    words are taken out of the text around the tag."""
+    """The expression holds the noun (np(group, 'Frau', ...), person(group, '人'),
+    person(group, 'الأشخاص', ...)): the noun's words are taken out of the text around the tag,
+    with the article written on the noun ($noun is الأشخاص where the nouns list أشخاص). Clitics
+    written on the noun stay in the text before the expression (ب{{ person(...) }}), unless they
+    are written together with the article (لل): then ``clitic_macro`` writes them onto it."""
 
 
 class WholePhrase(Record):
@@ -159,6 +162,11 @@ class SlotRules(Record):
     case: CaseRules | None = None
     sentence_start: str | None = None
     """A grammar macro that capitalises the slot when it starts a sentence."""
+    clitic_macro: str | None = None
+    """A grammar macro that writes clitics onto a phrase that takes its noun in, for clitics
+    that cannot stay in the text before it because they are written together with the noun's
+    article (Arabic ل + ال: للأشخاص -> pre('ل', person(group, 'الأشخاص', ...))). Without one,
+    such a slot is refused."""
     phrases: dict[str, Phrase] = Field(default_factory=dict)
     whole_phrase: WholePhrase | None = None
     nominative_only: NominativeOnly | None = None

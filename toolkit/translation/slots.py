@@ -2,9 +2,10 @@
 
 MT sends the English group slot as a tag (``<x id="1"/>``); what comes back must become the
 target locale's slot expression for that segment (``{{ group.pl_f }}``,
-``{{ adj(group, 'f', 'dat', 'def') }}``, ``{{ np(group, 'Frauen', 'pl', 'acc', 'none') }}``),
-never the English one. Each locale says how in ``templates/_grammar/<locale>.slots.yaml``
-(read by slot_rules.py), next to its grammar macros. This module applies it: it finds the noun
+``{{ adj(group, 'f', 'dat', 'def') }}``, ``{{ np(group, 'Frauen', 'pl', 'acc', 'none') }}``,
+``ب{{ person(group, 'الأشخاص', 'pl_m_obl', true) }}``), never the English one. Each locale
+says how in ``templates/_grammar/<locale>.slots.yaml`` (read by slot_rules.py), next to its
+grammar macros. This module applies it: it finds the noun
 the group term goes with (on the locale's side of the tag; for a phrase that holds the noun, on
 either), reads the features from the words around it (clitics and the article on the noun or
 written onto the tag itself, determiners, the words that govern case, the English source's
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from string import Template
 
 from toolkit.translation.placeholders import Piece, SourceSlots
@@ -99,6 +100,12 @@ class _Found:
     definite: str | None
     """def / indef read from the prefix, or None when the writing does not show it."""
     clitics: tuple[str, ...]
+    written: str
+    """The noun with the article written on it, without its clitics (الأشخاص): what a phrase
+    that takes the noun in holds."""
+    contracted: bool = False
+    """The clitics are written together with the article (لل), so they cannot be kept apart
+    from the noun."""
 
 
 def _clitic_readings(rules: SlotRules, form: str) -> list[tuple[str, tuple[str, ...], bool]]:
@@ -129,16 +136,17 @@ def _spellings(rules: SlotRules, word: str) -> list[str]:
     return out
 
 
-def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...], bool]]:
+def _analyse_word(rules: SlotRules, word: str) -> list[tuple[str, tuple[str, ...], bool, bool]]:
     """Ways to read one written word: (stem, the clitics stripped from it, whether the definite
-    article was written on it), the word as it stands first."""
+    article was written on it, whether it was read through a clitic-article contraction), the
+    word as it stands first."""
     word = _bare(word)
     if rules.elision:
         for mark in _APOSTROPHES:
             if mark in word:
                 word = word.rsplit(mark, 1)[1]
     return [
-        reading
+        (*reading, spelling != word)
         for spelling in _spellings(rules, word)
         for reading in _clitic_readings(rules, spelling)
         if len(reading[0]) > 1 or reading[0] == spelling
@@ -152,7 +160,7 @@ def _lookup(rules: SlotRules, words: Sequence[str]) -> _Found | None:
         return None
     tail = " ".join(_bare(w) for w in words[1:])
     matches: list[_Found] = []
-    for stem, clitics, article in _analyse_word(rules, words[0]):
+    for stem, clitics, article, contracted in _analyse_word(rules, words[0]):
         key = unicodedata.normalize("NFC", f"{stem} {tail}" if tail else stem)
         # as written, or with a sentence-initial capital undone (German nouns keep theirs)
         if key not in rules.nouns:
@@ -162,12 +170,13 @@ def _lookup(rules: SlotRules, words: Sequence[str]) -> _Found | None:
             continue
         hidden = any(c in rules.hidden_article for c in clitics)
         definite = "def" if article else (None if hidden else "indef")
-        matches.append(_Found(noun, key, tuple(words), definite, clitics))
+        written = f"{rules.definite_prefix}{key}" if article and rules.definite_prefix else key
+        matches.append(_Found(noun, key, tuple(words), definite, clitics, written, contracted))
     if not matches:
         return None
     first = matches[0]
     if any(m.key == first.key and m.definite != first.definite for m in matches):
-        return _Found(first.noun, first.key, first.words, None, first.clitics)
+        return replace(first, definite=None)
     return first
 
 
@@ -374,6 +383,8 @@ class _Reading:
     phrase: Phrase | None = None
     trim_before: int = 0
     trim_after: int = 0
+    clitics: str = ""
+    """Clitics the phrase took in with its noun, for ``clitic_macro`` to write onto it."""
 
 
 def resolve(rules: SlotRules, pieces: list[Piece], tag: int, ctx: SlotContext) -> Resolution:
@@ -391,10 +402,18 @@ def resolve(rules: SlotRules, pieces: list[Piece], tag: int, ctx: SlotContext) -
         reading = read
     template = reading.phrase.expression if reading.phrase else rules.expression
     expression = _expression(rules, template, reading.features)
+    if reading.clitics and rules.clitic_macro:
+        expression = _wrapped(rules.clitic_macro, expression, f"'{reading.clitics}', ")
     before = around.before[: len(around.before) - reading.trim_before]
-    if rules.sentence_start and _starts_sentence(before) and (inner := _OUTPUT.match(expression)):
-        expression = f"{{{{ {rules.sentence_start}({inner.group(1)}) }}}}"
+    if rules.sentence_start and _starts_sentence(before):
+        expression = _wrapped(rules.sentence_start, expression)
     return Resolution(expression, trim_before=reading.trim_before, trim_after=reading.trim_after)
+
+
+def _wrapped(macro: str, expression: str, args: str = "") -> str:
+    """The output expression passed to a grammar macro (cap(...), pre('ل', ...))."""
+    inner = _OUTPUT.match(expression)
+    return f"{{{{ {macro}({args}{inner.group(1)}) }}}}" if inner else expression
 
 
 def _resolve_unspaced(rules: SlotRules, around: _Around) -> Resolution:
@@ -507,7 +526,7 @@ def _from_noun(
     name = rules.whole_phrase.phrase if ctx.whole_phrase and rules.whole_phrase else noun.phrase
     reading = _Reading(phrase=rules.phrases[name] if name else None)
     features = reading.features
-    features["noun"] = found.key
+    features["noun"] = found.written
     if noun.gender is not None:
         features["gender"] = noun.gender
     features["number"] = noun.number
@@ -546,6 +565,13 @@ def _from_noun(
     if glued is not None:
         reading.trim_before = len(around.glued)
     if reading.phrase and reading.phrase.takes_noun:
+        if found.contracted and found.clitics:
+            if not rules.clitic_macro:
+                return (
+                    f"{_describe(found.words)!r}: its clitics are written together with its article, "
+                    f"and {ctx.file} names no clitic_macro to write them onto the group slot"
+                )
+            reading.clitics = "".join(found.clitics)
         trimmed = _take_noun(around, found, side)
         if trimmed is None:
             return f"the noun {_describe(found.words)!r} could not be taken into the group slot"
@@ -554,13 +580,26 @@ def _from_noun(
 
 
 def _take_noun(around: _Around, found: _Found, side: str) -> tuple[int, int] | None:
-    """(trim before, trim after): the noun's words and the space between them and the tag."""
+    """(trim before, trim after): the noun's words, the space between them and the tag, and
+    the article written onto the tag; clitics on the noun stay in the text, unless they are
+    written together with its article (then the phrase takes them in too)."""
     words = r"\s+".join(re.escape(_bare(w)) for w in found.words)
     if side == "after":
         match = re.match(rf"\s*{words}", around.after_piece)
         return (0, match.end()) if match else None
-    match = re.search(rf"{words}\s*$", around.before_piece)
-    return (len(around.before_piece) - match.start(), 0) if match else None
+    match = re.search(rf"{words}\s*{re.escape(around.glued)}$", around.before_piece)
+    if match is None:
+        return None
+    kept = 0 if found.contracted else _lead(found)
+    return (len(around.before_piece) - match.start() - kept, 0)
+
+
+def _lead(found: _Found) -> int:
+    """How many characters of the noun's first word, as written, stand before the noun itself
+    (its clitics, an elided article)."""
+    first = _bare(found.words[0])
+    rest = found.written.split(" ", 1)[0]
+    return max(len(first) - len(rest), 0)
 
 
 def source_definite(rules: SlotRules | None, pieces: list[Piece], tag: int) -> bool:

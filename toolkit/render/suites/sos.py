@@ -16,6 +16,7 @@ from toolkit.catalog.loader import Catalog
 from toolkit.catalog.templates import Segment, Suite
 from toolkit.core.errors import Problem
 from toolkit.render.job import Job
+from toolkit.render.pairs import common_ends
 from toolkit.render.suites.base import Filler, SuiteKind
 
 _TOKEN = re.compile(r"\{\{.*?\}\}|\w+|[^\w\s]")
@@ -24,12 +25,7 @@ _TOKEN = re.compile(r"\{\{.*?\}\}|\w+|[^\w\s]")
 def differing_span(a: str, b: str) -> tuple[list[str], list[str]]:
     """The tokens where two texts differ, after their common prefix and suffix."""
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
-    i = 0
-    while i < min(len(ta), len(tb)) and ta[i] == tb[i]:
-        i += 1
-    j = 0
-    while j < min(len(ta), len(tb)) - i and ta[-1 - j] == tb[-1 - j]:
-        j += 1
+    i, j = common_ends(ta, tb)
     return ta[i : len(ta) - j], tb[i : len(tb) - j]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from toolkit.core.errors import InputError
 from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
 from toolkit.core.interrupts import discard, interrupts_held
-from toolkit.release import MANIFEST
+from toolkit.release.sealed import refuse_inside_release
 
 PREDICTIONS = "predictions.parquet"
 METRICS = "metrics.json"
@@ -38,23 +38,6 @@ class OutMode(StrEnum):
 
 class RunFolderRefused(InputError):
     """--out cannot take this run."""
-
-
-def release_around(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
-        if (candidate / MANIFEST).is_file():
-            return candidate
-    return None
-
-
-def refuse_inside_release(out: Path) -> None:
-    """Every --out of the evaluator (run, merge, report, sweep): a release is sealed, and one file
-    written into it would make it fail verification."""
-    release = release_around(out.resolve())
-    if release is not None:
-        raise RunFolderRefused(
-            f"--out {out} is inside the release {release}: a release is never written into; choose a folder outside it"
-        )
 
 
 def _part(info: dict[str, Any], key: str) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from typing import Literal
 from rich.console import Console
 
 from evaluator.run import job_locales
-from evaluator.run_folder import refuse_inside_release
 from evaluator.sweep.driver import Driver, Executor
 from evaluator.sweep.local import LocalExecutor
 from evaluator.sweep.progress import Board, Listener
@@ -33,6 +32,7 @@ from evaluator.tasks import descriptor
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import write_text_atomic
 from toolkit.release import Release, open_release
+from toolkit.release.sealed import refuse_inside_release
 
 logger = logging.getLogger(__name__)
 MARKER = "sweep.json"

@@ -28,6 +28,7 @@ from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import InputError, Problem, ordered
 from toolkit.core.progress import Step
 from toolkit.core.project import Project
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.store.files import SKIPPED
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -132,6 +133,8 @@ def project_at(root: Path | None, writes: bool = False, announce: bool = False) 
     (``announce``); one that writes into the catalog (``writes``) also refuses, outside a
     checkout, to write into polyprobe's own install unless --root (or $POLYPROBE_ROOT) names it."""
     project = Project.at(root) if root is not None else Project.find()
+    if writes:
+        refuse_inside_release(project.root, "the catalog")
     if writes or announce:
         if writes and project.is_install_fallback:
             raise InputError(

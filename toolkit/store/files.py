@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import CatalogError, PolyprobeError, Problem
-from toolkit.core.fileio import write_text_atomic
+from toolkit.core.fileio import FileFormatError, read_bytes, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import parse_record
 from toolkit.core.text import text_problems
@@ -289,10 +289,15 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
     reported in ``problems`` and skipped; the usable records are kept."""
     path = store_path(project, locale, suite)
     store = StoreFile(locale=locale, suite=suite, path=path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return store
     rel = project.rel(path)
-    scan = scan_store(path.read_bytes())
+    try:
+        data = read_bytes(path, rel)
+    except FileFormatError as exc:  # a FIFO, a device or a folder: reading it would never end
+        problems.append(exc.problem(locale))
+        return store
+    scan = scan_store(data)
     problems.extend(scan_problems(scan, rel, locale, skipped=True))
     for rec in scan.records.values():
         if rec.status in ("rejected", "needs_edit"):
@@ -320,10 +325,13 @@ def load_store_strict(project: Project, locale: str, suite: str) -> StoreFile:
     ``store_lock``."""
     path = store_path(project, locale, suite)
     store = StoreFile(locale=locale, suite=suite, path=path)
-    if not path.exists():
+    if not os.path.lexists(path):
         store.original = ""
         return store
-    data = path.read_bytes()
+    try:
+        data = read_bytes(path, project.rel(path))
+    except FileFormatError as exc:  # not a file repair can mend: said as it is, without a hint
+        raise StoreUnreadable([exc.problem(locale)]) from None
     scan = scan_store(data)
     if not scan.whole:
         raise StoreUnreadable(

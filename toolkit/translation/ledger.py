@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.fileio import jsonl_lines
+from toolkit.core.fileio import jsonl_lines, loads_json, read_text
 from toolkit.core.project import Project
 
 LEDGER_FILE = "translations/ledger.jsonl"
@@ -43,10 +43,10 @@ def read_ledger(project: Project) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in jsonl_lines(path.read_text(encoding="utf-8")):
+    for line in jsonl_lines(read_text(path)):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append(loads_json(line))
             except json.JSONDecodeError:
                 continue  # a line cut by a crash mid-write: skip it, keep the rest
     return out

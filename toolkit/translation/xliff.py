@@ -136,7 +136,7 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
             units += 1
     _indent(root)
     data = ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
-    write_bytes_atomic(out, data)
+    write_bytes_atomic(out, data, stream=True)
     return units
 
 

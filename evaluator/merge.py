@@ -14,7 +14,7 @@ from evaluator.metrics.stats import merge_runs
 from evaluator.metrics.uncertainty import is_uncertainty
 from evaluator.report.runs import Run, load_run
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import write_text_atomic
+from toolkit.core.fileio import loads_json, write_text_atomic
 from toolkit.release.sealed import refuse_inside_release
 
 
@@ -36,7 +36,7 @@ def _check_merge_out(out: Path) -> None:
 
 def _is_merge(folder: Path) -> bool:
     try:
-        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        data = loads_json((folder / "metrics.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     only = [p.name for p in folder.iterdir()] == ["metrics.json"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
+from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure, loads_json
 from toolkit.core.interrupts import discard, interrupts_held
 from toolkit.release.sealed import refuse_inside_release
 
@@ -55,7 +55,7 @@ def _describe(info: dict[str, Any]) -> str:
 
 def _read_run(out: Path) -> dict[str, Any] | None:
     try:
-        info = json.loads((out / RUN).read_text(encoding="utf-8"))
+        info = loads_json((out / RUN).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return info if isinstance(info, dict) else None

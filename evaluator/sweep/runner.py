@@ -109,6 +109,8 @@ def run_sweep(
 ) -> SweepResult:
     sweep = load_sweep(sweep_file)
     _check_out(out)
+    if sweep.cache is not None:
+        refuse_inside_release(sweep.cache, f"{sweep_file}: cache:")
     release = open_release(sweep.release)  # refuses a tampered release
     _check_jobs(sweep, release)
     chosen = executor_for(executor, ray_address, max_retries)

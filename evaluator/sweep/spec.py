@@ -277,11 +277,15 @@ def load_sweep(file: Path) -> Sweep:
         error = exc.errors()[0]
         raise SweepFileError(file, _where(error["loc"]), error["msg"]) from None
     base = file.parent
+    release = base / spec.release
+    if not release.is_dir():
+        what = "is not a folder" if release.exists() else "no such folder"
+        raise SweepFileError(file, "release", f"{spec.release}: {what} ({release.absolute()})")
     models = list(_jobs(file, spec))
     return Sweep(
         file=file,
         spec=spec,
-        release=base / spec.release,
+        release=release,
         cache=base / spec.cache if spec.cache else None,
         models=models,
     )

@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     read-only, no permission) is one line and exit 1; Ctrl-C prints `interrupted` and exits 130,
     SIGTERM `terminated` and 143 (what was half-written has been removed by then). Never a
     traceback for any of them."""
+    Terminated.received = False
     try:
         with terminate_like_interrupt():
             code = app(args=argv, prog_name="polyprobe", standalone_mode=False)
@@ -168,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         _say_error(describe_os_error(exc))
         return 1
-    if code == INTERRUPTED:  # typer's answer to Ctrl-C during a command
-        _say_error("interrupted")
+    if code == INTERRUPTED:  # typer's answer to Ctrl-C (or SIGTERM) during a command
+        return _stopped(Terminated() if Terminated.received else None)
     return code if isinstance(code, int) else 0
 
 

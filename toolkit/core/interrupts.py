@@ -22,6 +22,14 @@ from types import FrameType
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt (see the module docstring)."""
 
+    received = False
+    """Whether one was raised in this process: typer reports any KeyboardInterrupt as its own exit
+    code 130, so the command line asks here which signal it was."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        Terminated.received = True
+
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     raise Terminated

@@ -17,7 +17,15 @@ from pathlib import Path
 from toolkit.core.errors import InputError
 from toolkit.core.fileio import FileFormatError, read_bytes, write_bytes_atomic
 from toolkit.core.project import Project
-from toolkit.store.files import BadLine, StoreFile, StoreUnreadable, scan_store, store_lock, store_path
+from toolkit.store.files import (
+    BadLine,
+    StoreFile,
+    StoreUnreadable,
+    scan_store,
+    store_lock,
+    store_path,
+    suite_of,
+)
 
 
 @dataclass
@@ -37,11 +45,12 @@ class Repair:
 def store_files(
     project: Project, locale: str | None = None, suite: str | None = None
 ) -> list[tuple[str, str]]:
-    """(locale, suite) of the store files on disk, optionally only one locale or suite."""
+    """(locale, store) of the store files on disk, optionally only one locale or suite; a suite's
+    stores are its own and those named after it (``sentiment.retired``)."""
     found = sorted(
         (path.parent.name, path.stem)
         for path in project.translations.glob("*/*.jsonl")
-        if (locale is None or path.parent.name == locale) and (suite is None or path.stem == suite)
+        if (locale is None or path.parent.name == locale) and (suite is None or suite_of(path.stem) == suite)
     )
     if not found:
         what = "/".join(part for part in (locale, suite) if part) or "any locale or suite"

@@ -35,8 +35,11 @@ def export_command(
     catalog = load_catalog(project_at(root, announce=True), suites=suite or None, locales=[locale])
     warn_skipped(catalog.problems)
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
-    units = export_xliff(catalog, locale, suites, out)
-    say(f"{units} units -> {out}")
+    exported = export_xliff(catalog, locale, suites, out)
+    for problem in exported.left_out:
+        say(f"warning: {problem}")
+    left_out = f" ({len(exported.left_out)} left out, see the warnings)" if exported.left_out else ""
+    say(f"{exported.units} units -> {out}{left_out}")
 
 
 @app.command("import")

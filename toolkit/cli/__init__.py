@@ -26,7 +26,15 @@ from toolkit.cli import (
     translations_cmd,
     xliff_cmd,
 )
-from toolkit.cli.common import ANNOTATORS, EVALUATORS, MAINTAINERS, RELEASES, err_console, tidy_help
+from toolkit.cli.common import (
+    ANNOTATORS,
+    EVALUATORS,
+    MAINTAINERS,
+    RELEASES,
+    err_console,
+    tidy_help,
+    tolerate_narrow_streams,
+)
 from toolkit.core.errors import CatalogError, PolyprobeError
 from toolkit.core.fileio import describe_os_error
 from toolkit.core.interrupts import Terminated, terminate_like_interrupt
@@ -145,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     SIGTERM `terminated` and 143 (what was half-written has been removed by then). Never a
     traceback for any of them."""
     Terminated.received = False
+    tolerate_narrow_streams()
     try:
         with terminate_like_interrupt():
             code = app(args=argv, prog_name="polyprobe", standalone_mode=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +13,7 @@ import typer
 
 from toolkit.catalog.loader import load_catalog
 from toolkit.cli.choices import MinStatus, Suite, plain
-from toolkit.cli.common import Root, project_at, say
+from toolkit.cli.common import Root, project_at, say, write_data
 from toolkit.core.errors import CatalogError, InputError
 from toolkit.core.fileio import atomic_path
 from toolkit.release.sealed import refuse_inside_release
@@ -49,7 +48,7 @@ def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
             frame.write_ndjson(buffer)
         else:
             _flat(frame).write_csv(buffer)
-        sys.stdout.write(buffer.getvalue())
+        write_data(buffer.getvalue())
         return
     with atomic_path(out, stream=True) as tmp:
         if fmt is Format.parquet:

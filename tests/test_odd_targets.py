@@ -260,3 +260,35 @@ def test_a_template_linked_to_dev_zero_is_a_located_problem(mini: Path, tmp_path
     assert "templates/sentiment/templates.yaml" in result.stderr
     assert "it is a character device, not a regular file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_label_studio_data_dir_inside_a_release_is_refused(release: Path, cli) -> None:
+    before = snapshot(release)
+    result = cli("review", "server", "--data-dir", str(release / "ls"), "--root", str(release.parent.parent))
+    assert result.code == 2, result.err
+    assert f"error: --data-dir {release / 'ls'} is inside the release {release.resolve()}" in result.err
+    assert snapshot(release) == before
+
+
+def test_a_fifo_in_place_of_the_translation_ledger_is_refused_before_sending(
+    mini: Path, tmp_path: Path
+) -> None:
+    """The ledger is appended to: opened on a FIFO nobody reads, that waited forever."""
+    ledger = mini / "translations" / "ledger.jsonl"
+    os.mkfifo(ledger)
+    (mini / "translations" / "it" / "sentiment.jsonl").unlink()  # something to translate
+    env_keys = {"DEEPL_AUTH_KEY": "never-used", "DEEPL_SERVER_URL": "http://127.0.0.1:9"}
+    os.environ.update(env_keys)
+    try:
+        result = polyprobe(
+            "translate", "--locale", "it", "--suite", "sentiment", "--root", str(mini), cwd=tmp_path
+        )
+    finally:
+        for key in env_keys:
+            os.environ.pop(key)
+    assert result.returncode == 2, result.stderr
+    assert (
+        f"error: {ledger} is a FIFO (named pipe), not a regular file: nothing was sent or written"
+        in result.stderr
+    )
+    assert _kind(ledger) == "fifo" and not (mini / "translations" / "it" / "sentiment.jsonl").exists()

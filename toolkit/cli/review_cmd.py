@@ -23,6 +23,7 @@ from toolkit.cli.common import (
     say,
     table,
 )
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
 from toolkit.review.labelstudio_server import find_label_studio, server_env, start, wait_healthy
 from toolkit.review.policy import load_policy
@@ -182,6 +183,8 @@ def server_command(
     """Start a local Label Studio on 127.0.0.1 (admin and token from LABEL_STUDIO_PASSWORD and
     LABEL_STUDIO_API_KEY, created without prompts); stop it with Ctrl-C."""
 
+    if data_dir is not None:
+        refuse_inside_release(data_dir, "--data-dir")
     project = project_at(root, writes=data_dir is None, announce=True)
     env = server_env(
         username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")

@@ -50,23 +50,24 @@ EventKind = Literal[
 ]
 """What a history event records; a kind polyprobe does not write is a damaged line."""
 
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?")
 
 
 def _timestamp(value: str) -> str:
-    """An ISO 8601 time with its zone that names a real moment (not month 13)."""
+    """An ISO 8601 date and time that names a real moment (not month 13). polyprobe writes UTC
+    with a Z; a review's time is Label Studio's as it gives it (a zone, or none)."""
     try:
         if _TIMESTAMP.fullmatch(value):
             datetime.fromisoformat(value)
             return value
     except ValueError:
         pass
-    raise ValueError(f"{value!r} is not a time such as 2026-01-02T10:11:12Z (ISO 8601, with its zone)")
+    raise ValueError(f"{value!r} is not a time such as 2026-01-02T10:11:12Z (ISO 8601)")
 
 
 Timestamp = Annotated[str, AfterValidator(_timestamp)]
-"""When an event happened: ISO 8601 with a time zone (2026-01-02T10:11:12Z; Label Studio's
-times keep their fraction of a second, 2026-01-02T10:11:12.345678Z)."""
+"""When an event happened: ISO 8601 (2026-01-02T10:11:12Z; Label Studio's times keep their
+fraction of a second, 2026-01-02T10:11:12.345678Z)."""
 
 
 class Event(Record):

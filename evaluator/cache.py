@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from evaluator.alignment import PairRule
 from evaluator.backends.base import Backend, GenerationSettings, PllInput
 from toolkit.core.errors import InputError, PolyprobeError
-from toolkit.core.fileio import WriteFailed
+from toolkit.core.fileio import WriteFailed, loads_json
 
 PLL_POSITIONS = "non-special-of-encoding"
 """Which tokens PLL scores, in its cache key: answers cached when [UNK] was skipped (the
@@ -89,7 +89,7 @@ class ResponseCache:
                 for key, value in self.db.execute(
                     f"SELECT key, value FROM responses WHERE key IN ({marks})", chunk
                 ):
-                    out[key] = json.loads(value)
+                    out[key] = loads_json(value)
         except (sqlite3.Error, ValueError) as exc:
             raise _cache_error(self.path, exc) from None
         return out

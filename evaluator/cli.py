@@ -5,6 +5,7 @@ Literals), so a wrong value gets the same error from every option."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -15,6 +16,7 @@ from rich.progress import TimeRemainingColumn
 
 from evaluator.backends import BACKENDS
 from evaluator.options import (
+    MAX_LIMIT,
     BbqMode,
     Completion,
     Device,
@@ -51,6 +53,31 @@ LIMIT_HELP = (
 )
 
 
+def _limit(value: int | None) -> int | None:
+    if value is not None and value > MAX_LIMIT:
+        raise typer.BadParameter(f"{value} is more than {MAX_LIMIT:,} units per locale")
+    return value
+
+
+def _rate(value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{value!r} is not a positive number of requests per second")
+    return value
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """The RunOptions fields the user wrote on the command line, whatever their value. (The
+    source is compared by name: typer vendors its own copy of click's ParameterSource.)"""
+    named = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            named.add(name)
+    if named & {"api_base", "api_rate"}:
+        named.add("api")
+    return named
+
+
 def _batch_size(value: str) -> str:
     if value != "auto" and not (value.isdigit() and int(value) >= 1):
         raise typer.BadParameter(f"{value!r} is neither 'auto' nor a positive number")
@@ -59,6 +86,7 @@ def _batch_size(value: str) -> str:
 
 @app.command("run")
 def run_command(
+    ctx: typer.Context,
     release: Annotated[
         Path,
         typer.Option(
@@ -121,7 +149,9 @@ def run_command(
         int,
         typer.Option("--seed", help="Seeds --limit's draw, sampling and the bootstrap.", rich_help_panel=RUN),
     ] = 0,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help=LIMIT_HELP, rich_help_panel=RUN)] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, callback=_limit, help=LIMIT_HELP, rich_help_panel=RUN)
+    ] = None,
     groups: Annotated[
         list[str] | None,
         list_option(
@@ -250,7 +280,8 @@ def run_command(
         ),
     ] = None,
     api_rate: Annotated[
-        float, typer.Option("--api-rate", help="Requests per second.", rich_help_panel=OPENAI)
+        float,
+        typer.Option("--api-rate", help="Requests per second.", callback=_rate, rich_help_panel=OPENAI),
     ] = 5.0,
     cache: Annotated[
         Path | None,
@@ -306,6 +337,7 @@ def run_command(
         "api": {"base_url": api_base, "rate": api_rate} if backend == "openai" else {},
     }
     options = RunOptions(**fields)
+    TASKS[task.value].check_options(options, given=_given(ctx))  # before anything is loaded
     # the run machinery brings torch: loaded only when a run is asked for, not for --help
     from evaluator.run import run_evaluation
     from evaluator.run_folder import OutMode

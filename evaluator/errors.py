@@ -28,3 +28,9 @@ class InputTooLong(InputError):
             f"{length} tokens{extra} ({shown!r}); pass --truncation left or right to cut them "
             "(recorded in the run's signature)"
         )
+
+
+class TokenizerUnfit(InputError):
+    """The model's tokenizer reads the probe texts (almost) entirely as its unknown token: a model
+    folder without its tokenizer files gets transformers' default tokenizer of five special
+    tokens, and every word of every text becomes [UNK], which scores without complaint."""

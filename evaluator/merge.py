@@ -13,9 +13,9 @@ from typing import Any
 from evaluator.metrics.stats import merge_runs
 from evaluator.metrics.uncertainty import is_uncertainty
 from evaluator.report.runs import Run, load_run
-from evaluator.run_folder import refuse_inside_release
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import write_text_atomic
+from toolkit.core.fileio import loads_json, write_text_atomic
+from toolkit.release.sealed import refuse_inside_release
 
 
 def _check_merge_out(out: Path) -> None:
@@ -36,7 +36,7 @@ def _check_merge_out(out: Path) -> None:
 
 def _is_merge(folder: Path) -> bool:
     try:
-        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        data = loads_json((folder / "metrics.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     only = [p.name for p in folder.iterdir()] == ["metrics.json"]

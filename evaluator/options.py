@@ -19,6 +19,10 @@ HurtlexLevel = Literal["conservative", "inclusive", "both"]
 BbqMode = Literal["auto", "loglikelihood", "generate"]
 Instruction = Literal["both", "native", "en"]
 
+MAX_LIMIT = 1_000_000_000
+"""The largest --limit (units per locale): far above any release, and within what the data
+frames a run draws from can count (10**23 ended in an OverflowError)."""
+
 
 @dataclass(frozen=True)
 class RunOptions:

@@ -31,9 +31,10 @@ from evaluator.signature import run_signature
 from evaluator.tasks import descriptor, get_task
 from evaluator.tasks.base import Context, missing_lexicon_entries
 from evaluator.tasks.descriptor import TaskDescriptor
-from toolkit.core.errors import InputError
+from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.project import cache_dir
 from toolkit.release import Release, open_release
+from toolkit.release.sealed import refuse_inside_release
 
 
 @dataclass
@@ -105,6 +106,26 @@ def selected_groups(release: Release, specs: tuple[str, ...] | None) -> frozense
         else:
             out.add(spec)
     return frozenset(out)
+
+
+def check_groups(release: Release, suite: str, specs: tuple[str, ...] | None) -> None:
+    """Refuse a ``--groups`` id the release's suite does not have (a typo would otherwise be
+    "no rows" after the model had loaded)."""
+    if not specs:
+        return
+    rows = release.scan_all(suite)
+    if "group" not in rows.collect_schema().names():
+        return  # a suite without identity groups (the task says what --groups means there)
+    known = set(rows.select(pl.col("group").unique()).collect().get_column("group").to_list())
+    unknown = [spec for spec in specs if not spec.startswith("study:") and spec not in known]
+    if unknown:
+        raise InputError(
+            f"--groups {', '.join(unknown)}: release {release.version} has no such group in {suite}."
+            + did_you_mean(unknown[0], (g for g in known if isinstance(g, str)))
+        )
+    for spec in specs:
+        if spec.startswith("study:"):
+            release.study_groups(spec.removeprefix("study:"))  # an unknown study is refused here
 
 
 def _json(data: Any) -> str:
@@ -326,6 +347,9 @@ def run_evaluation(
     wanted = wanted_run(task.name, options, release.signature)
     check_out(out, mode, wanted)  # before any work: a refused folder costs nothing
     job_locales(release, task, options)  # before the model is loaded
+    if cache_path is not None:
+        refuse_inside_release(cache_path, "--cache")
+    check_groups(release, job_suite(task, options), options.groups)  # before the model is loaded
     cache = ResponseCache(cache_path or cache_dir() / "responses.sqlite")  # a broken cache fails first
     try:
         log(f"loading {options.model} ({options.backend})")

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
+from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure, loads_json
 from toolkit.core.interrupts import discard, interrupts_held
-from toolkit.release import MANIFEST
+from toolkit.release.sealed import refuse_inside_release
 
 PREDICTIONS = "predictions.parquet"
 METRICS = "metrics.json"
@@ -40,23 +40,6 @@ class RunFolderRefused(InputError):
     """--out cannot take this run."""
 
 
-def release_around(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
-        if (candidate / MANIFEST).is_file():
-            return candidate
-    return None
-
-
-def refuse_inside_release(out: Path) -> None:
-    """Every --out of the evaluator (run, merge, report, sweep): a release is sealed, and one file
-    written into it would make it fail verification."""
-    release = release_around(out.resolve())
-    if release is not None:
-        raise RunFolderRefused(
-            f"--out {out} is inside the release {release}: a release is never written into; choose a folder outside it"
-        )
-
-
 def _part(info: dict[str, Any], key: str) -> dict[str, Any]:
     value = info.get(key)
     return value if isinstance(value, dict) else {}
@@ -72,7 +55,7 @@ def _describe(info: dict[str, Any]) -> str:
 
 def _read_run(out: Path) -> dict[str, Any] | None:
     try:
-        info = json.loads((out / RUN).read_text(encoding="utf-8"))
+        info = loads_json((out / RUN).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return info if isinstance(info, dict) else None

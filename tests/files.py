@@ -12,15 +12,16 @@ from toolkit.core.project import Project
 from toolkit.release.build import BuildOptions, build_release
 
 
-def snapshot(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder`` (hidden ones included), by relative path: two equal
-    snapshots mean not one byte changed, and nothing was added or left behind."""
+def snapshot(folder: Path, locks: bool = True) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (hidden ones included; without ``locks``, the
+    stores' empty lock files aside), by relative path: two equal snapshots mean not one byte
+    changed, and nothing was added or left behind."""
     if not folder.exists():
         return {}
     return {
         p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and (locks or not p.name.endswith(".lock"))
     }
 
 

@@ -298,3 +298,48 @@ DAMAGES: list[Damage] = [
         ("line 1", "line 2", "invalid JSON"),
     ),
 ]
+
+DECODING: list[Damage] = [
+    Damage(
+        "an integer of 5,000 digits",
+        _edit_line(2, lambda line: line.replace(b'"origin"', b'"n": ' + b"1" * 5000 + b', "origin"', 1)),
+        ("line 2 (gen-01.m)", "a number of more than 4,300 digits"),
+    ),
+    Damage(
+        "brackets nested 100,000 deep",
+        _edit_line(
+            2,
+            lambda line: b'{"segment": "gen-01.m", "history": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        ),
+        ("line 2 (gen-01.m)", "brackets nested too deep"),
+    ),
+    Damage(
+        "a lone surrogate escape in the text",
+        _edit_line(1, lambda line: line.replace(b'"text": "', b'"text": "\\ud800', 1)),
+        ("line 1 (gen-01.f) [it] text", "lone surrogate escape (\\ud800)", "cannot be written as UTF-8"),
+    ),
+    Damage(
+        "an empty segment id",
+        _edit_record(1, _with("segment", "")),
+        ("line 1", "segment", "'' is not a segment id"),
+    ),
+    Damage(
+        "a segment id that is a path",
+        _edit_record(4, _with("segment", "../../x")),
+        ("line 4", "segment", "'../../x' is not a segment id"),
+    ),
+    Damage(
+        "an unknown history event",
+        _edit_record(2, _history(_with("event", "explode"))),
+        ("line 2 (gen-01.m)", "history[0].event", "Input should be 'draft'"),
+    ),
+    Damage(
+        "a history time that is not a time",
+        _edit_record(3, _history(_with("at", "yesterday"))),
+        ("line 3 (rel-01.f)", "history[0].at", "'yesterday' is not a time such as"),
+    ),
+]
+"""Issue 26: lines Python cannot read or write back (json.loads raises, or a string no UTF-8 file
+can hold), and fields with rules of their own (segment ids, event kinds, times)."""
+
+DAMAGES += DECODING

@@ -7,6 +7,7 @@ has begun (a line on stdout) and wait there, so the signal arrives inside that p
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import shutil
@@ -21,6 +22,7 @@ import pytest
 from tests import tiny_models as tm
 from tests.conftest import REPO
 from tests.files import buildable, leftovers, mini_release, snapshot
+from toolkit.release import verify
 
 pytestmark = pytest.mark.bad_input
 
@@ -78,8 +80,10 @@ def _wait_for(proc: subprocess.Popen[str], word: str, timeout: float = 120) -> N
     raise AssertionError(f"the process never reached {word}: {proc.stderr.read() if proc.stderr else ''}")
 
 
-def interrupt(target: str, args: list[str], call: int = 1, twice: bool = False) -> tuple[int, str]:
-    """Run the CLI with ``args``; at the ``call``-th call of ``target`` send SIGINT (and, with
+def interrupt(
+    target: str, args: list[str], call: int = 1, twice: bool = False, sig: signal.Signals = signal.SIGINT
+) -> tuple[int, str]:
+    """Run the CLI with ``args``; at the ``call``-th call of ``target`` send ``sig`` (and, with
     ``twice``, a second one while the clean-up runs). Returns the exit code and stderr."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     proc = subprocess.Popen(
@@ -92,10 +96,10 @@ def interrupt(target: str, args: list[str], call: int = 1, twice: bool = False) 
     )
     try:
         _wait_for(proc, "PHASE")
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         if twice:
             _wait_for(proc, "CLEANUP")
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -106,6 +110,11 @@ def interrupt(target: str, args: list[str], call: int = 1, twice: bool = False) 
 def _interrupted(code: int, err: str) -> None:
     assert code == 130, err
     assert "error: interrupted" in err and "Traceback" not in err
+
+
+def _terminated(code: int, err: str) -> None:
+    assert code == 143, err
+    assert "error: terminated (SIGTERM)" in err and "Traceback" not in err
 
 
 # --- release build --------------------------------------------------------------------------------
@@ -140,6 +149,53 @@ def test_ctrl_c_during_release_build(
     assert not (dist / "polyprobe-0.1.0-preview.1").exists()
     assert leftovers(tmp_path) == [] and (not dist.exists() or list(dist.iterdir()) == [])
     assert snapshot(mini) == before
+
+
+SIGTERM_BUILD_PHASES = [
+    p for p in BUILD_PHASES if p[0] in ("writing the third data file", "writing the card") or p[3]
+]
+
+
+@pytest.mark.parametrize(
+    ("phase", "target", "call", "twice"), SIGTERM_BUILD_PHASES, ids=[p[0] for p in SIGTERM_BUILD_PHASES]
+)
+def test_sigterm_during_release_build(
+    mini: Path, tmp_path: Path, phase: str, target: str, call: int, twice: bool
+) -> None:
+    """`kill`, `timeout`, CI cancellation and systemd send SIGTERM. Before (issue 26, item 4): the
+    process died at once and dist/.polyprobe-VERSION.*.tmp stayed forever."""
+    buildable(mini)
+    before = snapshot(mini)
+    dist = tmp_path / "dist"
+    args = ["release", "build", "0.1.0-preview.1", "--preview", "--root", str(mini), "--dist", str(dist)]
+    code, err = interrupt(target, args, call, twice, sig=signal.SIGTERM)
+    _terminated(code, err)
+    assert not (dist / "polyprobe-0.1.0-preview.1").exists()
+    assert leftovers(tmp_path) == [] and (not dist.exists() or list(dist.iterdir()) == [])
+    assert snapshot(mini) == before
+
+
+def test_a_later_build_removes_what_a_killed_build_left(mini: Path, tmp_path: Path, cli) -> None:
+    """SIGKILL leaves the build's folder behind (no process can clean up after it); the next build
+    removes it and says so, but keeps the folder of a build that is still running (locked)."""
+    buildable(mini)
+    dist = tmp_path / "dist"
+    args = ["release", "build", "0.1.0-preview.1", "--preview", "--root", str(mini), "--dist", str(dist)]
+    code, _ = interrupt("polars:DataFrame.write_parquet", args, 2, sig=signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    (stale,) = leftovers(dist)
+    running = dist / ".polyprobe-0.2.0-preview.1.abcd1234.tmp"
+    running.mkdir()
+    holder = os.open(running, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a concurrent build holds its own
+    try:
+        result = cli(*args)
+    finally:
+        os.close(holder)
+    assert result.code == 0, result.err
+    assert f"removed {dist / stale}, left by a build that was killed" in result.err
+    assert leftovers(dist) == [running.name]
+    assert verify(dist / "polyprobe-0.1.0-preview.1") == []
 
 
 # --- eval run -------------------------------------------------------------------------------------
@@ -177,6 +233,19 @@ def test_ctrl_c_during_eval_run(
     out = tmp_path / "runs" / "run"
     code, err = interrupt(target, _eval(release, model, out, tmp_path / "cache.sqlite"), call, twice)
     _interrupted(code, err)
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("phase", "target", "call", "twice"), EVAL_PHASES[2:], ids=[p[0] for p in EVAL_PHASES[2:]]
+)
+def test_sigterm_during_eval_run(
+    release: Path, model: Path, tmp_path: Path, phase: str, target: str, call: int, twice: bool
+) -> None:
+    out = tmp_path / "runs" / "run"
+    args = _eval(release, model, out, tmp_path / "cache.sqlite")
+    code, err = interrupt(target, args, call, twice, sig=signal.SIGTERM)
+    _terminated(code, err)
     assert not out.exists() and leftovers(tmp_path) == []
 
 

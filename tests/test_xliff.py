@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, canonical_line
 from tests.store_helpers import run_draft
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
@@ -133,7 +133,7 @@ def test_an_unchanged_round_trip_of_every_repository_store_changes_no_byte(tmp_p
     for locale in locales:
         suites = [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
         out = tmp_path / f"{locale}.xlf"
-        units = export_xliff(catalog, locale, suites, out)
+        units = export_xliff(catalog, locale, suites, out).units
         # the texts read back from the file are exactly the stored ones (no whitespace added)
         doc = ET.parse(out).getroot()
         for file_el in doc.findall(f"{{{NS}}}file"):
@@ -308,6 +308,12 @@ XLIFF_BAD = [
         "sentiment/gen-01.f [de] target: text is empty",
     ),
     ("entity expansion bomb", lambda doc: LAUGHS, "not well-formed XML"),
+    (
+        "another source language",
+        lambda doc: doc.replace('srcLang="en"', 'srcLang="de"', 1),
+        "srcLang 'de': the sources polyprobe exports are 'en'",
+    ),
+    ("no source language", lambda doc: doc.replace('srcLang="en" ', "", 1), "srcLang '':"),
 ]
 
 
@@ -336,6 +342,35 @@ def test_a_non_utf8_xliff_file_is_refused(mini: Path, tmp_path: Path, cli) -> No
     before = store_hashes(mini)
     result = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
     assert result.code == 2 and f"{out}: line" in result.err and "invalid UTF-8 (byte 0xfc" in result.err
+    assert store_hashes(mini) == before
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\r"], ids=["U+0000", "U+001B", "U+000D"])
+def test_a_text_xml_cannot_carry_is_left_out_of_the_export(
+    char: str, mini: Path, tmp_path: Path, cli
+) -> None:
+    """Before (issue 26, item 9): the export wrote U+0000 into the XML, which was then not
+    well-formed, and its own import refused it. Now the unit is left out with a warning naming
+    the store, the segment and the field; the rest round-trips unchanged."""
+    store = mini / "translations" / "de" / "sentiment.jsonl"
+    lines = store.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["text"] = record["text"].replace(" ist ", f" ist{char} ", 1)
+    lines[1] = canonical_line(record)
+    store.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "de.xlf"
+    exported = cli("xliff", "export", "--root", str(mini), "--locale", "de", "--out", str(out))
+    assert exported.code == 0, exported.err
+    code = f"U+{ord(char):04X}"
+    warning = f"warning: translations/de/sentiment.jsonl: {record['segment']} [de] text: holds {code}"
+    assert warning in exported.err and "3 units" in exported.err
+    units = [u.get("id") for u in ET.parse(out).getroot().iter(f"{{{NS}}}unit")]  # well-formed
+    assert record["segment"] not in units and len(units) == 3
+    before = store_hashes(mini)
+    back = cli("xliff", "import", str(out), "--by", "vendor", "--root", str(mini))
+    assert back.code == 0, back.err
+    assert "0 updated, 3 unchanged" in back.err
     assert store_hashes(mini) == before
 
 

@@ -39,12 +39,17 @@ from evaluator.backends.base import (
     Truncation,
 )
 from evaluator.backends.shared_pll import shared_token_pll
-from evaluator.errors import EvaluationError, InputTooLong, UnsupportedRequest
+from evaluator.errors import EvaluationError, InputTooLong, TokenizerUnfit, UnsupportedRequest
 
 T = TypeVar("T")
 R = TypeVar("R")
 MARKER = "[M]"
 WEIGHT_FILES = ("*.safetensors", "*.bin", "*.gguf", "*.json", "*.model", "*.txt", "*.tiktoken")
+UNKNOWN_SHARE = 0.9
+"""A tokenizer that reads at least this share of the probe texts' tokens as its unknown token
+cannot read them: the run is refused (see TokenizerUnfit)."""
+VOCABULARY_SAMPLE = 500
+"""Texts (spread over the whole request list, so every locale counts) checked for it."""
 
 
 def resolve_device(device: str) -> torch.device:
@@ -185,6 +190,8 @@ class TransformersBackend(Backend):
     batcher: Batcher
     limit: int | None = None
     """The most tokens one input may have (None: no fixed limit)."""
+    vocabulary_checked: bool = False
+    """Whether check_vocabulary has looked at the probe texts (it does once)."""
 
     @classmethod
     def load(
@@ -221,6 +228,11 @@ class TransformersBackend(Backend):
             model = loader.from_pretrained(location, dtype=torch_dtype, **extra)
         except (OSError, ValueError) as exc:
             raise EvaluationError(f"could not load model {name!r}: {exc}") from None
+        except Exception as exc:  # a damaged file: safetensors, torch and tokenizers each raise their own
+            first = (str(exc).strip().splitlines() or [""])[0]
+            raise EvaluationError(
+                f"could not load model {name!r}: {type(exc).__name__}: {first} (a damaged or incomplete file?)"
+            ) from None
         model.to(dev).eval()
         local = Path(location)
         rev = (
@@ -337,9 +349,35 @@ class TransformersBackend(Backend):
 
     # -- input lengths --------------------------------------------------------------------------
 
+    def check_vocabulary(self, requests: Sequence[Any]) -> None:
+        """Refuse a tokenizer that reads the probe texts (almost) entirely as its unknown token
+        (TokenizerUnfit, naming the model): checked once, on a sample spread over the requests."""
+        unknown = self.tokenizer.unk_token_id
+        if self.vocabulary_checked or unknown is None:
+            return
+        texts = [t for r in requests for t in (r if isinstance(r, tuple) else (r,)) if isinstance(t, str)]
+        if not texts:
+            return
+        self.vocabulary_checked = True
+        sample = texts[:: max(1, len(texts) // VOCABULARY_SAMPLE)]
+        ids = [i for row in self.tokenizer(sample, add_special_tokens=False)["input_ids"] for i in row]
+        share = sum(1 for i in ids if i == unknown) / len(ids) if ids else 0.0
+        if share >= UNKNOWN_SHARE:
+            folder = Path(self.identity.resolved)
+            files = ", ".join(sorted(p.name for p in folder.iterdir())) if folder.is_dir() else ""
+            raise TokenizerUnfit(
+                f"model {self.identity.name!r}: its tokenizer reads {share:.0%} of the probe texts' tokens "
+                f"as the unknown token {self.tokenizer.unk_token!r}, so nothing it scores would mean "
+                "anything; nothing was scored"
+                + (f" (the folder holds {files}: are its tokenizer files missing?)" if files else "")
+            )
+
     def preflight(self, method: str, requests: Sequence[Any], settings: Any = None) -> None:
-        """Every input of a call measured before anything runs: without a truncation policy, the
-        longest one that does not fit is an InputTooLong error naming its length and the limit."""
+        """Every input of a call measured before anything runs: a tokenizer that cannot read the
+        texts is refused; without a truncation policy, the longest input that does not fit is an
+        InputTooLong error naming its length and the limit."""
+        if method != "masked_logprobs":  # those requests are token ids already
+            self.check_vocabulary(requests)
         if self.limit is None or self.truncation != "error":
             return  # no limit, or a policy that cuts (and counts) what does not fit
         causal = self.identity.kind == "causal"

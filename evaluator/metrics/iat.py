@@ -34,6 +34,7 @@ from scipy import stats as sps
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.stats import holm, require_columns
 from evaluator.metrics.uncertainty import RESAMPLES, Figure, add_intervals, ratio
+from toolkit.core.fileio import loads_json
 
 __all__ = ["IAT_COLUMNS", "d_score", "iat_d_scores", "iat_report", "iat_scores", "pairs_column"]
 
@@ -84,7 +85,7 @@ def _check(frame: pl.DataFrame, what: str) -> None:
 
 def _pairs(cell: str, what: str, index: int) -> dict[str, str]:
     try:
-        value = json.loads(cell)
+        value = loads_json(cell)
     except json.JSONDecodeError as exc:
         raise MetricInputError(
             f"{what}: row {index}: 'pairs' is not JSON ({exc.msg}): {cell[:80]!r}"

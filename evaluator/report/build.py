@@ -27,10 +27,11 @@ from evaluator.report.palette import (
 )
 from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
 from evaluator.report.sections.common import Context
-from evaluator.run_folder import RUN, refuse_inside_release
+from evaluator.run_folder import RUN
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import load_attribute
 from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.release.sealed import refuse_inside_release
 
 HTML = "report.html"
 MARKDOWN = "summary.md"

@@ -18,7 +18,7 @@ from evaluator.results.base import MetricsInvalid, TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE
 from evaluator.tasks import TASKS, task_names
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import sha256_file
+from toolkit.core.fileio import loads_json, sha256_file
 
 M = TypeVar("M", bound=TaskMetrics)
 
@@ -159,7 +159,7 @@ def _read_json(folder: Path, name: str) -> dict[str, Any]:
     if not path.is_file():
         raise RunFolderError(folder, name, "missing (is this a `polyprobe eval run` folder?)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise RunFolderError(folder, name, "is not UTF-8 text") from None
     except json.JSONDecodeError as exc:

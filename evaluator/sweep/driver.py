@@ -3,7 +3,6 @@ writes every job's run folder there, so workers need no shared file system."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import traceback
@@ -20,6 +19,7 @@ from evaluator.sweep.spec import Job, ModelPlan, Sweep
 from evaluator.sweep.summary import Outcome, headline
 from evaluator.tasks import descriptor
 from toolkit.core.errors import PolyprobeError
+from toolkit.core.fileio import loads_json
 from toolkit.release import Release
 
 logger = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class Driver:
 
     def skip(self, job: Job) -> None:
         folder = self.folder(job)
-        data = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+        data = loads_json((folder / "metrics.json").read_text(encoding="utf-8"))
         metrics = descriptor(data["task"]).read_metrics(data["metrics"])
         self.outcomes[job.id] = self._outcome(
             job,

@@ -21,7 +21,6 @@ from typing import Literal
 from rich.console import Console
 
 from evaluator.run import job_locales
-from evaluator.run_folder import refuse_inside_release
 from evaluator.sweep.driver import Driver, Executor
 from evaluator.sweep.local import LocalExecutor
 from evaluator.sweep.progress import Board, Listener
@@ -33,6 +32,7 @@ from evaluator.tasks import descriptor
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import write_text_atomic
 from toolkit.release import Release, open_release
+from toolkit.release.sealed import refuse_inside_release
 
 logger = logging.getLogger(__name__)
 MARKER = "sweep.json"
@@ -109,6 +109,8 @@ def run_sweep(
 ) -> SweepResult:
     sweep = load_sweep(sweep_file)
     _check_out(out)
+    if sweep.cache is not None:
+        refuse_inside_release(sweep.cache, f"{sweep_file}: cache:")
     release = open_release(sweep.release)  # refuses a tampered release
     _check_jobs(sweep, release)
     chosen = executor_for(executor, ray_address, max_retries)

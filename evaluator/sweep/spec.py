@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from evaluator.backends import BACKENDS
-from evaluator.options import Device, Dtype, RunOptions, Truncation
+from evaluator.options import MAX_LIMIT, Device, Dtype, RunOptions, Truncation
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError, did_you_mean
@@ -86,7 +86,7 @@ class ModelSpec(_Strict):
     """CPUs reserved for this model's Ray actor (also its torch threads)."""
     tensor_parallel: int = Field(default=1, ge=1)
     api_base: str | None = None
-    api_rate: float = Field(default=5.0, gt=0)
+    api_rate: float = Field(default=5.0, gt=0, allow_inf_nan=False)
     locales: list[str] | None = Field(default=None, min_length=1)
     """Only these locales for this model (a monolingual fine-tuning is scored in its language)."""
 
@@ -95,7 +95,7 @@ class TaskSpec(_Strict):
     task: str
     name: str | None = None
     locales: list[str] | None = Field(default=None, min_length=1)
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,7 +105,7 @@ class SweepSpec(_Strict):
     tasks: list[TaskSpec] = Field(min_length=1)
     locales: list[str] | None = Field(default=None, min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=MAX_LIMIT)
     cache: str | None = None
     description: str | None = None
 
@@ -284,11 +284,15 @@ def load_sweep(file: Path) -> Sweep:
         error = exc.errors()[0]
         raise SweepFileError(file, _where(error["loc"]), error["msg"]) from None
     base = file.parent
+    release = base / spec.release
+    if not release.is_dir():
+        what = "is not a folder" if release.exists() else "no such folder"
+        raise SweepFileError(file, "release", f"{spec.release}: {what} ({release.absolute()})")
     models = list(_jobs(file, spec))
     return Sweep(
         file=file,
         spec=spec,
-        release=base / spec.release,
+        release=release,
         cache=base / spec.cache if spec.cache else None,
         models=models,
     )

@@ -15,6 +15,7 @@ import polars as pl
 import toolkit
 from evaluator.run import METRICS, PREDICTIONS, RUN, SIGNATURE
 from evaluator.sweep.spec import Job
+from toolkit.core.fileio import loads_json
 from toolkit.release import Release
 
 
@@ -31,8 +32,8 @@ def rerun_reason(job: Job, folder: Path, release: Release) -> str | None:
     if not folder.is_dir():
         return "not run yet"
     try:
-        run = json.loads((folder / RUN).read_text(encoding="utf-8"))
-        metrics = json.loads((folder / METRICS).read_text(encoding="utf-8"))
+        run = loads_json((folder / RUN).read_text(encoding="utf-8"))
+        metrics = loads_json((folder / METRICS).read_text(encoding="utf-8"))
         signature = (folder / SIGNATURE).read_text(encoding="utf-8").strip()
         rows = pl.read_parquet_schema(folder / PREDICTIONS)
     except (OSError, ValueError, pl.exceptions.PolarsError):

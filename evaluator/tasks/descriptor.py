@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -102,17 +102,19 @@ class TaskDescriptor:
     def takes(self, option: str) -> bool:
         return option in COMMON_OPTIONS or option in self.options
 
-    def unused_options(self, options: RunOptions) -> list[str]:
-        """The options set away from their default that this task does not take."""
+    def unused_options(self, options: RunOptions, given: Collection[str] = ()) -> list[str]:
+        """The options this task does not take that are set away from their default, or named
+        at all (``given``: the fields the user wrote, e.g. on the command line): `--k 5` on sos
+        is as much a mistake as `--k 7`, though 5 is the default."""
         return [
             f.name
             for f in dataclasses.fields(RunOptions)
-            if not self.takes(f.name) and getattr(options, f.name) != _default(f)
+            if not self.takes(f.name) and (f.name in given or getattr(options, f.name) != _default(f))
         ]
 
-    def check_options(self, options: RunOptions) -> None:
+    def check_options(self, options: RunOptions, given: Collection[str] = ()) -> None:
         """Refuse options this task would ignore (a --k on sos is a mistake, not a setting)."""
-        unused = self.unused_options(options)
+        unused = self.unused_options(options, given)
         if unused:
             flags = ", ".join(option_flag(name) for name in unused)
             own = ", ".join(option_flag(name) for name in self.options) or "none of its own"

@@ -19,7 +19,15 @@ from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, nodes
 from jinja2 import Template as JinjaTemplate
 from jinja2.exceptions import SecurityError, TemplateError
 
-from toolkit.catalog.sandbox import LIMITS, BoundedEnvironment, LimitExceeded, Limits, budget, static_problems
+from toolkit.catalog.sandbox import (
+    LIMITS,
+    BoundedEnvironment,
+    LimitExceeded,
+    Limits,
+    budget,
+    macro_cycle,
+    static_problems,
+)
 from toolkit.core.errors import Problem
 from toolkit.core.fileio import FileFormatError, read_text
 from toolkit.core.project import Project
@@ -82,7 +90,18 @@ def _accessed_name(node: nodes.Node) -> object:
 
 
 class RenderFailure(Exception):
-    """A template failed for one set of values; the message says why in the user's terms."""
+    """A template failed for one set of values; the message says why in the user's terms.
+    ``cause``: a file whose own problem this failure follows from (the grammar), if any."""
+
+    def __init__(self, message: str, cause: str = "") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+OVERRUNS_PER_LOCALE = 3
+"""Renders of one locale whose grammar macros may run into the sandbox's limits in one command;
+after that its other renders are not tried (each would cost up to the time limit, and the
+grammar, not the text, is what needs fixing)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +121,10 @@ class LocaleGrammar:
     broken: bool = False
     """The file has a problem and none of its macros are defined: what fails for want of them
     follows from that problem (it is its cause)."""
+    problems: list[Problem] | None = None
+    """Where a problem of the grammar file itself found while rendering goes (the catalog's)."""
+    overruns: int = 0
+    """Renders whose grammar macros ran into the sandbox's limits (see OVERRUNS_PER_LOCALE)."""
     _analyses: dict[str, Analysis] = field(default_factory=dict)
     _asts: dict[str, nodes.Template] = field(default_factory=dict)
     _compiled: dict[str, JinjaTemplate] = field(default_factory=dict)
@@ -199,10 +222,19 @@ class LocaleGrammar:
 
     def _run(self, template: JinjaTemplate, context: dict[str, Any]) -> str:
         """Render within a fresh budget of the sandbox's limits."""
+        if self.overruns >= OVERRUNS_PER_LOCALE:
+            raise RenderFailure(
+                f"not rendered: the grammar macros of {self.file} ran into the sandbox's limits in "
+                f"{self.overruns} renders already",
+                cause=self.file or "",
+            )
         try:
             with budget(self.env.limits):
                 return template.render(context)
         except LimitExceeded as exc:
+            in_macro = [name for name in exc.inside if name in self.macros]
+            if in_macro:
+                self._overran(in_macro[-1], str(exc))
             raise RenderFailure(f"sandbox limit: {exc}") from None
         except RecursionError:
             raise RenderFailure("sandbox limit: calls nested too deep (a recursive macro?)") from None
@@ -221,6 +253,22 @@ class LocaleGrammar:
             raise RenderFailure(str(exc)) from None
         except (TypeError, ValueError, KeyError, IndexError, ArithmeticError) as exc:
             raise RenderFailure(f"{type(exc).__name__}: {exc}") from None
+
+    def _overran(self, macro: str, why: str) -> None:
+        """Count a render whose grammar macro ran into a limit; at the last one allowed, say so
+        on the grammar file itself."""
+        self.overruns += 1
+        if self.overruns == OVERRUNS_PER_LOCALE and self.file and self.problems is not None:
+            self.problems.append(
+                Problem(
+                    self.file,
+                    "(grammar)",
+                    f"macro {macro}",
+                    f"ran into the sandbox's limits in {self.overruns} renders ({why}); the locale's "
+                    "other renders were not tried: fix the macro",
+                    self.locale,
+                )
+            )
 
 
 _FLAT_SPLIT = re.compile(r"(\{\{.*?\}\})", re.DOTALL)
@@ -277,6 +325,20 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
     if refused:
         problems.extend(Problem(rel, "(grammar)", "", message, locale) for message in refused)
         return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
+    cycle = macro_cycle(ast)
+    if cycle is not None:
+        macro, chain = cycle
+        problems.append(
+            Problem(
+                rel,
+                "(grammar)",
+                f"line {macro.lineno}",
+                f"macro {macro.name!r} calls itself ({' -> '.join(chain)}): a grammar macro may not "
+                "recurse (its renders would each run into the sandbox's limits)",
+                locale,
+            )
+        )
+        return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     names = [m.name for m in ast.find_all(nodes.Macro) if not m.name.startswith("_")]
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         name = _accessed_name(node)
@@ -293,4 +355,4 @@ def load_grammar(project: Project, locale: str, problems: list[Problem]) -> Loca
         problems.append(Problem(rel, "(grammar)", "", f"the macros do not load: {why}", locale))
         return LocaleGrammar(locale, rel, env, frozenset(), broken=True)
     env.globals.update({name: getattr(module, name) for name in names})
-    return LocaleGrammar(locale, rel, env, frozenset(names))
+    return LocaleGrammar(locale, rel, env, frozenset(names), problems=problems)

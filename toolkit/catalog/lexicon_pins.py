@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import InputError, PolyprobeError
-from toolkit.core.fileio import atomic_path, sha256_file
+from toolkit.core.fileio import FileFormatError, atomic_path, read_text, sha256_file
 from toolkit.core.project import Project, cache_dir
 
 PINNED_LEXICONS: tuple[str, ...] = ("hurtlex",)
@@ -54,7 +54,7 @@ class HurtlexPins:
 def load_pins(project: Project, path: Path | None = None) -> HurtlexPins:
     file = path or project.root / PINS_FILE
     try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))["hurtlex"]
+        raw = tomllib.loads(read_text(file))["hurtlex"]
         return HurtlexPins(
             version=str(raw["version"]),
             license=str(raw["license"]),
@@ -63,7 +63,9 @@ def load_pins(project: Project, path: Path | None = None) -> HurtlexPins:
             sha256={str(k).upper(): str(v) for k, v in raw["sha256"].items()},
             source=str(file),
         )
-    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+    except FileFormatError as exc:
+        raise InputError(str(exc)) from None
+    except (KeyError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"{file}: not a valid HurtLex pin file ({type(exc).__name__}: {exc})") from None
 
 

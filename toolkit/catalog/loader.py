@@ -16,6 +16,7 @@ from toolkit.catalog.identities import IdentityList, Taxonomy, load_identity_lis
 from toolkit.catalog.locales import Locales, load_locales
 from toolkit.catalog.templates import Suite, load_suite
 from toolkit.core.errors import CatalogError, InputError, Problem, did_you_mean
+from toolkit.core.fileio import FileFormatError, read_text
 from toolkit.core.project import Project
 from toolkit.store.files import StoreFile, load_store
 
@@ -96,8 +97,8 @@ class Catalog:
 
 def _builds_on(spec_path: Path) -> str | None:
     try:
-        raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        raw = yaml.safe_load(read_text(spec_path))
+    except (FileFormatError, yaml.YAMLError):
         return None  # reported properly when the suite itself is loaded
     base = raw.get("builds_on") if isinstance(raw, dict) else None
     return base if isinstance(base, str) else None

@@ -93,7 +93,13 @@ _OPEN, _CLOSE = "([{", ")]}"
 
 
 class LimitExceeded(TemplateRuntimeError):
-    """A render would exceed one of the sandbox's limits."""
+    """A render would exceed one of the sandbox's limits. ``inside``: the calls (macros, methods)
+    the render was in at that moment, outermost first."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        current = _BUDGET.get()
+        self.inside: tuple[str, ...] = tuple(current.macros) if current is not None else ()
 
 
 @dataclass
@@ -400,6 +406,46 @@ def tree_depth(ast: nodes.Node) -> int:
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in node.iter_child_nodes())
     return deepest
+
+
+def macro_cycle(ast: nodes.Template) -> tuple[nodes.Macro, list[str]] | None:
+    """A macro of ``ast`` that calls itself, directly or through others, and the chain of calls
+    (``ping -> pong -> ping``); None when no macro does. A macro counts as calling every macro
+    its body names (a call, or a value passed on: the sandbox cannot follow a name at run
+    time), top-level aliases (``{% set p = ping %}``) included. Found before anything renders:
+    recursion among macros that branch stays under the depth limit and spends the step and time
+    limits of every render instead, a second each."""
+    macros = {m.name: m for m in ast.find_all(nodes.Macro)}
+
+    def names(node: nodes.Node) -> set[str]:
+        found = [node] if isinstance(node, nodes.Name) else []
+        return {n.name for n in [*found, *node.find_all(nodes.Name)] if n.ctx == "load"}
+
+    aliases: dict[str, set[str]] = {}
+    for assign in ast.body:
+        if isinstance(assign, nodes.Assign) and isinstance(assign.target, nodes.Name):
+            named = names(assign.node) & macros.keys()
+            if named:
+                aliases[assign.target.name] = named
+    calls: dict[str, set[str]] = {}
+    for name, macro in macros.items():
+        refs = set().union(*(names(node) for node in macro.body)) if macro.body else set()
+        refs -= {arg.name for arg in macro.args}  # a parameter named like a macro is the parameter
+        calls[name] = (refs & macros.keys()).union(*(aliases.get(ref, set()) for ref in refs))
+    for start in sorted(macros):  # depth-first, reporting the first cycle found from each start
+        path = [start]
+        stack = [iter(sorted(calls[start]))]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+            elif nxt == start:
+                return macros[start], [*path, start]
+            elif nxt not in path:
+                path.append(nxt)
+                stack.append(iter(sorted(calls[nxt])))
+    return None
 
 
 def static_problems(ast: nodes.Template, env: BoundedEnvironment) -> list[str]:

@@ -26,9 +26,18 @@ from toolkit.cli import (
     translations_cmd,
     xliff_cmd,
 )
-from toolkit.cli.common import ANNOTATORS, EVALUATORS, MAINTAINERS, RELEASES, err_console, tidy_help
+from toolkit.cli.common import (
+    ANNOTATORS,
+    EVALUATORS,
+    MAINTAINERS,
+    RELEASES,
+    err_console,
+    tidy_help,
+    tolerate_narrow_streams,
+)
 from toolkit.core.errors import CatalogError, PolyprobeError
 from toolkit.core.fileio import describe_os_error
+from toolkit.core.interrupts import Terminated, terminate_like_interrupt
 
 app = typer.Typer(
     name="polyprobe",
@@ -86,20 +95,31 @@ _plugins()
 tidy_help(app)
 
 
-def _interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` comes from Ctrl-C: typer turns KeyboardInterrupt into exit code 130 on its
-    own, so the interrupt is found in the exception's chain."""
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM ``exc`` comes from: typer turns KeyboardInterrupt into exit code 130
+    (or Abort) on its own, so the interrupt is found in the exception's chain."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         if isinstance(current, KeyboardInterrupt):
-            return True
+            return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return False
+    return None
 
 
 INTERRUPTED = 130
+TERMINATED = 143
+"""128 + SIGTERM, as a shell reports a process that SIGTERM ended."""
+
+
+def _stopped(exc: BaseException | None) -> int:
+    """Say why the command stopped (Ctrl-C or SIGTERM) and return its exit code."""
+    if isinstance(exc, Terminated):
+        _say_error("terminated (SIGTERM)")
+        return TERMINATED
+    _say_error("interrupted")
+    return INTERRUPTED
 
 
 def _say_error(text: str) -> None:
@@ -132,16 +152,19 @@ def _usage_error(exc: typer.TyperException) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code. Usage mistakes and polyprobe's own errors print
     `error: ...` and exit with their code (2: bad input); an operating-system error (disk full,
-    read-only, no permission) is one line and exit 1; Ctrl-C prints `interrupted` and exits 130
-    (what was half-written has been removed by then). Never a traceback for any of them."""
+    read-only, no permission) is one line and exit 1; Ctrl-C prints `interrupted` and exits 130,
+    SIGTERM `terminated` and 143 (what was half-written has been removed by then). Never a
+    traceback for any of them."""
+    Terminated.received = False
+    tolerate_narrow_streams()
     try:
-        code = app(args=argv, prog_name="polyprobe", standalone_mode=False)
+        with terminate_like_interrupt():
+            code = app(args=argv, prog_name="polyprobe", standalone_mode=False)
     except typer.TyperException as exc:
         return _usage_error(exc)
     except SystemExit as exc:
-        if _interrupted(exc):
-            _say_error("interrupted")
-            return 130
+        if (stop := _interruption(exc)) is not None:
+            return _stopped(stop)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except CatalogError as exc:
         for line in exc.lines():
@@ -153,14 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     except PolyprobeError as exc:
         _say_error(str(exc))
         return exc.exit_code
-    except (KeyboardInterrupt, typer.Abort):
-        _say_error("interrupted")
-        return 130
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        return _stopped(_interruption(exc))
     except OSError as exc:
         _say_error(describe_os_error(exc))
         return 1
-    if code == INTERRUPTED:  # typer's answer to Ctrl-C during a command
-        _say_error("interrupted")
+    if code == INTERRUPTED:  # typer's answer to Ctrl-C (or SIGTERM) during a command
+        return _stopped(Terminated() if Terminated.received else None)
     return code if isinstance(code, int) else 0
 
 

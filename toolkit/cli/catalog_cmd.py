@@ -3,16 +3,19 @@ status`): checks and overviews for maintainers."""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from toolkit.catalog.identities import Group, IdentityList
-from toolkit.catalog.loader import load_catalog
-from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities
+from toolkit.catalog.lexicon_pins import PINS_FILE, load_pins
+from toolkit.catalog.loader import Catalog, load_catalog
+from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities, study_ids
 from toolkit.cli.common import (
     JsonFlag,
     Root,
@@ -28,19 +31,58 @@ from toolkit.cli.common import (
     warn_problems,
 )
 from toolkit.cli.translations_cmd import status_command
-from toolkit.core.errors import CatalogError, InputError, did_you_mean
-from toolkit.render.lint import CHECKS, lint
+from toolkit.core.errors import CatalogError, InputError, Problem, did_you_mean, ordered
+from toolkit.importers.sos_study import SPEC as SOS_STUDY_SPEC
+from toolkit.importers.sos_study import load_spec
+from toolkit.render.lint import CHECKS, lint, load_lint_config
 from toolkit.render.validate import validate
+from toolkit.review.policy import POLICY_FILE, load_policy
+from toolkit.translation.slot_files import slot_file_problems
 
 app = typer.Typer(help="Check and survey the catalog.", no_args_is_help=True)
 
 
+def _problems_of(check: Callable[[], object], file: str) -> list[Problem]:
+    """What a loader that raises says about its file, as problems."""
+    try:
+        check()
+    except CatalogError as exc:
+        return list(exc.problems)
+    except InputError as exc:
+        return [Problem(file, "(file)", "", str(exc).removeprefix(f"{file}: "))]
+    return []
+
+
+def files_beyond_rendering(catalog: Catalog) -> list[Problem]:
+    """The problems of the files commands read that rendering does not: the slot rules of
+    machine translation, the regional study's import spec, the review policy, the HurtLex pins,
+    the study files and the lint words. A file that is not there is the business of the command
+    that needs it; one that is there is checked whole."""
+    project = catalog.project
+    problems = slot_file_problems(project, catalog.locales)
+    if (project.lexicons / SOS_STUDY_SPEC).exists():
+        problems += _problems_of(lambda: load_spec(catalog), f"lexicons/{SOS_STUDY_SPEC}")
+    if (project.root / POLICY_FILE).exists():
+        problems += _problems_of(lambda: load_policy(project), POLICY_FILE)
+    if (project.root / PINS_FILE).exists():
+        problems += _problems_of(lambda: load_pins(project), str(project.root / PINS_FILE))
+    for study in study_ids(project):
+        problems += _problems_of(
+            functools.partial(load_study, project, study), f"lexicons/studies/{study}.yaml"
+        )
+    load_lint_config(catalog, problems)
+    return problems
+
+
 @app.command("validate")
 def validate_command(root: Root = None, json: JsonFlag = False) -> None:
-    """Render every template × group × variant × locale; list every problem (exit 2 if any)."""
+    """Render every template × group × variant × locale, and check every other file polyprobe
+    reads (slot rules, study files, review policy, lexicon pins, lint words); list every problem
+    (exit 2 if any)."""
     catalog = load_catalog(project_at(root))
     with progress() as bar:
         result = validate(catalog, progress=stepper(bar))
+    result.problems = ordered([*result.problems, *files_beyond_rendering(catalog)])
     if json:
         print_json(
             {

@@ -3,7 +3,9 @@ and the help panels that group commands by who runs them."""
 
 from __future__ import annotations
 
+import codecs
 import inspect
+import io
 import json
 import sys
 from collections.abc import Iterable
@@ -28,6 +30,7 @@ from toolkit.catalog.loader import Catalog
 from toolkit.core.errors import InputError, Problem, ordered
 from toolkit.core.progress import Step
 from toolkit.core.project import Project
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.store.files import SKIPPED
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -132,6 +135,8 @@ def project_at(root: Path | None, writes: bool = False, announce: bool = False) 
     (``announce``); one that writes into the catalog (``writes``) also refuses, outside a
     checkout, to write into polyprobe's own install unless --root (or $POLYPROBE_ROOT) names it."""
     project = Project.at(root) if root is not None else Project.find()
+    if writes:
+        refuse_inside_release(project.root, "the catalog")
     if writes or announce:
         if writes and project.is_install_fallback:
             raise InputError(
@@ -195,8 +200,32 @@ def print_table(grid: Table, console: Console = out_console) -> None:
     console.print(grid, soft_wrap=False)
 
 
+def is_utf8(stream: Any) -> bool:
+    return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "utf-8"
+
+
+def write_data(text: str) -> None:
+    """Data on stdout (rows, --json) in UTF-8, like every file polyprobe writes, whatever the
+    terminal's encoding (PYTHONIOENCODING=ascii would otherwise end in UnicodeEncodeError)."""
+    out = sys.stdout
+    if is_utf8(out) or not hasattr(out, "buffer"):
+        out.write(text)
+        return
+    out.flush()
+    out.buffer.write(text.encode("utf-8"))
+    out.buffer.flush()
+
+
+def tolerate_narrow_streams() -> None:
+    """Messages and tables never fail on a stream that is not UTF-8: what its encoding lacks is
+    written as backslash escapes (data goes through write_data, as UTF-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not is_utf8(stream):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    write_data(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def warn_skipped(problems: list[Problem]) -> None:

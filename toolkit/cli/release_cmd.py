@@ -79,6 +79,7 @@ def build_command(
                 previous=previous,
             ),
             progress=stepper(bar),
+            log=say,
         )
     release = open_release(
         path, verify_files=False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -14,9 +13,10 @@ import typer
 
 from toolkit.catalog.loader import load_catalog
 from toolkit.cli.choices import MinStatus, Suite, plain
-from toolkit.cli.common import Root, project_at, say
+from toolkit.cli.common import Root, project_at, say, write_data
 from toolkit.core.errors import CatalogError, InputError
 from toolkit.core.fileio import atomic_path
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.render.renderer import render
 
 
@@ -38,7 +38,8 @@ def _flat(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
-    """Write to ``out`` atomically, or to stdout for text formats."""
+    """Write to ``out`` atomically (a FIFO or device such as /dev/stdout directly), or to stdout
+    for text formats."""
     if out is None:
         if fmt is Format.parquet:
             raise InputError("--format parquet needs --out FILE (Parquet is binary)")
@@ -47,9 +48,9 @@ def write_frame(frame: pl.DataFrame, fmt: Format, out: Path | None) -> None:
             frame.write_ndjson(buffer)
         else:
             _flat(frame).write_csv(buffer)
-        sys.stdout.write(buffer.getvalue())
+        write_data(buffer.getvalue())
         return
-    with atomic_path(out) as tmp:
+    with atomic_path(out, stream=True) as tmp:
         if fmt is Format.parquet:
             frame.write_parquet(tmp, compression="zstd", statistics=False)
         elif fmt is Format.jsonl:
@@ -78,6 +79,8 @@ def render_command(
     A row per template x variant x group (sample-mode suites: per item), with sample_id,
     parallel_id (the same in every locale), the translation's status and origin and the text;
     columns in docs/release-format.md. Segments below --min-status are left out and counted."""
+    if out is not None:
+        refuse_inside_release(out)
     catalog = load_catalog(project_at(root, announce=out is not None), suites=[suite], locales=[locale])
     rendered = render(catalog, suite, locale, min_status=min_status)
     problems = [*catalog.problems, *rendered.problems]

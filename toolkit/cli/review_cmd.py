@@ -22,6 +22,7 @@ from toolkit.cli.common import (
     say,
     table,
 )
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.review.labelstudio import INTERFACE_VERSION, Client, Settings
 from toolkit.review.labelstudio_server import (
     find_label_studio,
@@ -227,6 +228,8 @@ def server_command(
     LABEL_STUDIO_API_KEY, created without prompts) and wait for its health check; stop it with
     Ctrl-C or SIGTERM (Label Studio stops with it)."""
 
+    if data_dir is not None:
+        refuse_inside_release(data_dir, "--data-dir")
     project = project_at(root, writes=data_dir is None, announce=True)
     env = server_env(
         username, os.environ.get("LABEL_STUDIO_PASSWORD", ""), os.environ.get("LABEL_STUDIO_API_KEY", "")

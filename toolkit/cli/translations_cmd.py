@@ -27,7 +27,7 @@ from toolkit.store.repair import repair_store, store_files
 from toolkit.translation.coverage import COVERAGE_COLUMNS, coverage
 from toolkit.translation.drafts import import_drafts
 from toolkit.translation.glosses import GlossedText, glossed_texts, import_glosses
-from toolkit.translation.stale import RETIRED, orphans, retire_orphans, sync
+from toolkit.translation.stale import RETIRED, orphans, sync
 
 app = typer.Typer(
     help="Manage the translation store (translations/<locale>/<suite>.jsonl).", no_args_is_help=True
@@ -223,23 +223,25 @@ def sync_command(
     """Mark translations whose English source changed as stale (with a history event); report
     orphan records (whose segment is gone), and retire them with --retire-orphans."""
     catalog = load_catalog(project_at(root, writes=True))
-    changed = sync(catalog)
-    for (suite_id, locale), segments in sorted(changed.items()):
+    done = sync(catalog, retire=retire_orphans_)
+    for (suite_id, locale), segments in sorted(done.stale.items()):
         say(f"{locale}/{suite_id}: {len(segments)} stale")
-    total = sum(len(segments) for segments in changed.values())
-    for suite in catalog.suites.values():
-        for locale in suite.spec.locales:
-            if locale in catalog.locales and catalog.locales[locale].translated:
-                if retire_orphans_:
-                    gone, back = retire_orphans(catalog, suite.id, locale)
-                    if gone or back:
-                        say(f"{locale}/{suite.id}: {len(gone)} orphan(s) retired, {len(back)} restored")
-                elif found := orphans(catalog, suite.id, locale):
-                    say(
-                        f"{locale}/{suite.id}: {len(found)} orphan record(s) (no such segment, e.g. "
-                        f"{found[0]}): pass --retire-orphans to move them to {suite.id}.{RETIRED}.jsonl"
-                    )
-    say(f"{total} translation(s) marked stale")
+    for key in sorted(done.retired.keys() | done.restored.keys()):
+        gone, back = done.retired.get(key, []), done.restored.get(key, [])
+        say(f"{key[1]}/{key[0]}: {len(gone)} orphan(s) retired, {len(back)} restored")
+    translated = [
+        (suite.id, locale)
+        for suite in catalog.suites.values()
+        for locale in suite.spec.locales
+        if locale in catalog.locales and catalog.locales[locale].translated
+    ]
+    for suite_id, locale in [] if retire_orphans_ else translated:
+        if found := orphans(catalog, suite_id, locale):
+            say(
+                f"{locale}/{suite_id}: {len(found)} orphan record(s) (no such segment, e.g. "
+                f"{found[0]}): pass --retire-orphans to move them to {suite_id}.{RETIRED}.jsonl"
+            )
+    say(f"{sum(len(segments) for segments in done.stale.values())} translation(s) marked stale")
 
 
 @app.command("repair")

@@ -10,6 +10,7 @@ import typer
 from toolkit.catalog.loader import load_catalog
 from toolkit.cli.choices import Suite
 from toolkit.cli.common import Root, list_option, project_at, say, warn_skipped
+from toolkit.release.sealed import refuse_inside_release
 from toolkit.translation.xliff import export_xliff, import_xliff
 
 app = typer.Typer(help="XLIFF 2.1 round trip for translation vendors.", no_args_is_help=True)
@@ -30,11 +31,15 @@ def export_command(
     One XLIFF file element per suite, one unit per segment, its id the segment id
     (TEMPLATE.VARIANT, e.g. gen-01.f; ITEM.FIELD for bbq, e.g. religion-0.context); segments
     without a translation are exported too (state initial), for the vendor to fill."""
+    refuse_inside_release(out)
     catalog = load_catalog(project_at(root, announce=True), suites=suite or None, locales=[locale])
     warn_skipped(catalog.problems)
     suites = list(suite) if suite else [s for s in catalog.suites if locale in catalog.suites[s].spec.locales]
-    units = export_xliff(catalog, locale, suites, out)
-    say(f"{units} units -> {out}")
+    exported = export_xliff(catalog, locale, suites, out)
+    for problem in exported.left_out:
+        say(f"warning: {problem}")
+    left_out = f" ({len(exported.left_out)} left out, see the warnings)" if exported.left_out else ""
+    say(f"{exported.units} units -> {out}{left_out}")
 
 
 @app.command("import")

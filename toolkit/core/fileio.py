@@ -8,6 +8,8 @@ import hashlib
 import json
 import os
 import re
+import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,13 +33,45 @@ class FileFormatError(InputError):
         return Problem(self.file, "(file)", "", self.detail, locale)
 
 
-def read_text(path: Path, label: str | None = None) -> str:
-    """Read a UTF-8 file; invalid bytes are an error that names the file and the byte offset,
-    and so is a file that cannot be read at all (missing, a folder, no permission)."""
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file (symbolic links followed):
+    "a FIFO (named pipe)", "a character device", ...; None for a regular file or nothing."""
     try:
-        data = path.read_bytes()
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: Path, label: str | None = None) -> bytes:
+    """A file's bytes. Only a regular file is read: a FIFO would block the command forever and
+    a device such as /dev/zero never ends, so either is an error naming the file, as is a file
+    that cannot be read at all (missing, no permission)."""
+    kind = special_kind(path)
+    if kind is not None:
+        raise FileFormatError(label or str(path), f"cannot read: it is {kind}, not a regular file")
+    try:
+        return path.read_bytes()
     except OSError as exc:
         raise FileFormatError(label or str(path), f"cannot read: {os_reason(exc)}") from None
+
+
+def read_text(path: Path, label: str | None = None) -> str:
+    """Read a UTF-8 file; invalid bytes are an error that names the file and the byte offset,
+    and so is a file that cannot be read at all (missing, a folder, a FIFO or device, no
+    permission)."""
+    data = read_bytes(path, label)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -146,11 +180,18 @@ def is_io_failure(exc: BaseException) -> bool:
 
 class WriteFailed(PolyprobeError):
     """The operating system refused a write (disk full, read-only, no permission): exit 1, and
-    what had been written is removed."""
+    what had been written is removed (``streamed``: it went straight to a device or FIFO, where
+    nothing can be taken back)."""
 
-    def __init__(self, target: Path | str, exc: BaseException) -> None:
+    def __init__(self, target: Path | str, exc: BaseException, streamed: bool = False) -> None:
         self.target = str(target)
-        super().__init__(f"cannot write {target}: {os_reason(exc)}; nothing was written")
+        after = "what reached it may be incomplete" if streamed else "nothing was written"
+        super().__init__(f"cannot write {target}: {os_reason(exc)}; {after}")
+
+
+class OutputRefused(InputError):
+    """An output path that must not be written: a socket, a block device, a folder where a file
+    belongs, a FIFO no process reads, a device or FIFO where only a regular file will do."""
 
 
 def current_umask() -> int:
@@ -160,13 +201,31 @@ def current_umask() -> int:
     return mask
 
 
+STREAMABLE = ("a FIFO (named pipe)", "a character device")
+"""What a command may write straight into when a person names it as its output (--out
+/dev/stdout, a named pipe): a stream, not a file that can be replaced."""
+
+
 @contextlib.contextmanager
-def atomic_path(target: Path) -> Iterator[Path]:
+def atomic_path(target: Path, *, stream: bool = False) -> Iterator[Path]:
     """Yield a temporary path next to ``target``; on success it is renamed over ``target``.
 
     On any exception the temporary file is removed, so a failed write leaves nothing behind
-    and never a half-written target.
+    and never a half-written target. A target that exists but is not a regular file is never
+    renamed over (that would put a file where /dev/full or a named pipe was): with ``stream``
+    (an output a person named) a FIFO or character device is written directly; anything else,
+    or without ``stream``, is refused with nothing written. A symbolic link to a regular file
+    is followed: the file it names is replaced and the link stays a link.
     """
+    kind = special_kind(target)
+    if kind is not None:
+        if not (stream and kind in STREAMABLE):
+            raise OutputRefused(f"{target} is {kind}, not a regular file: nothing was written to it")
+        with _streamed(target, kind) as path:
+            yield path
+        return
+    if target.is_symlink() and target.resolve().is_file():
+        target = target.resolve()
     tmp_path: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -185,13 +244,39 @@ def atomic_path(target: Path) -> Iterator[Path]:
         raise
 
 
-def write_text_atomic(target: Path, text: str) -> None:
-    with atomic_path(target) as tmp:
+@contextlib.contextmanager
+def _streamed(target: Path, kind: str) -> Iterator[Path]:
+    """``target`` itself, to write into directly. A FIFO must have a reader already (opening it
+    for writing would otherwise wait forever); this end stays open until the write is done."""
+    held: int | None = None
+    if kind == STREAMABLE[0]:
+        try:
+            held = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise WriteFailed(target, exc, streamed=True) from None
+            raise OutputRefused(
+                f"{target} is a FIFO (named pipe) that no process reads: start the reader first, "
+                "or write to a file; nothing was written"
+            ) from None
+    try:
+        yield target
+    except BaseException as exc:
+        if is_io_failure(exc):
+            raise WriteFailed(target, exc, streamed=True) from None
+        raise
+    finally:
+        if held is not None:
+            os.close(held)
+
+
+def write_text_atomic(target: Path, text: str, *, stream: bool = False) -> None:
+    with atomic_path(target, stream=stream) as tmp:
         tmp.write_text(text, encoding="utf-8", newline="\n")
 
 
-def write_bytes_atomic(target: Path, data: bytes) -> None:
-    with atomic_path(target) as tmp:
+def write_bytes_atomic(target: Path, data: bytes, *, stream: bool = False) -> None:
+    with atomic_path(target, stream=stream) as tmp:
         tmp.write_bytes(data)
 
 
@@ -202,6 +287,80 @@ def sha256_file(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+class JsonUnreadable(json.JSONDecodeError):
+    """Valid JSON that Python cannot read or write back: an integer longer than the interpreter
+    converts (``sys.get_int_max_str_digits()``), brackets nested deeper than its recursion, a
+    lone surrogate escape (``"\\ud800"``) that no UTF-8 file can hold. ``field`` locates it in
+    the value (``history[0].text``) where known."""
+
+    def __init__(self, msg: str, doc: str, pos: int, field: str = "") -> None:
+        super().__init__(msg, doc, pos)
+        self.field = field
+
+
+_LONG_NUMBER = re.compile(r"\d{4301,}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def loads_json(text: str, **kwargs: Any) -> Any:
+    """``json.loads`` for text from files: what it cannot read becomes a JSONDecodeError
+    (``JsonUnreadable``) like any other invalid JSON, never a traceback, so every reader reports
+    it as a bad line or a bad file."""
+    try:
+        value = json.loads(text, **kwargs)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise JsonUnreadable("brackets nested too deep to read", text, 0) from None
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        found = _LONG_NUMBER.search(text)
+        limit = sys.get_int_max_str_digits()
+        raise JsonUnreadable(
+            f"a number of more than {limit:,} digits", text, found.start() if found else 0
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):
+        where = unencodable(value)
+        if where is not None:
+            found = _LONE_SURROGATE_ESCAPE.search(text)
+            raise JsonUnreadable(
+                f"{where or 'the value'}: a lone surrogate escape ({found.group(0) if found else ''}) "
+                "is not a character and cannot be written as UTF-8",
+                text,
+                found.start() if found else 0,
+                where,
+            )
+    return value
+
+
+def unencodable(value: Any, where: str = "") -> str | None:
+    """Where in a JSON value a string (or key) cannot be encoded as UTF-8 (a lone surrogate):
+    its path, e.g. ``history[1].text`` ("" for the value itself), or None when every string can."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found = unencodable(key, path) if isinstance(key, str) else None
+            found = found if found is not None else unencodable(item, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for n, item in enumerate(value):
+            found = unencodable(item, f"{where}[{n}]")
+            if found is not None:
+                return found
+    return None
 
 
 def canonical_json(obj: Any) -> str:

@@ -39,7 +39,7 @@ def parse_record(
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
             field = _field_path(tuple(err["loc"]))
-            message = err["msg"]
+            message = err["msg"].removeprefix("Value error, ")  # a validator's own message
             if err["type"] == "extra_forbidden":
                 message = "unknown field"
             elif err["type"] == "missing":

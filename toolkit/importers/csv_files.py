@@ -1,6 +1,6 @@
 """Reading the user's copy of a published CSV dataset (CrowS-Pairs, the regional study's SOS sets)
 strictly: UTF-8 or a located error, a header with the required columns, every record with the
-header's number of fields. Every problem is collected (file, line, field) before the caller
+header's number of fields, no NUL or other C0 control in a required column. Every problem is collected (file, line, field) before the caller
 refuses the file; nothing is repaired. Text is kept exactly as published: no trimming, no
 normalisation (a UTF-8 byte-order mark before the header is the only thing dropped)."""
 
@@ -9,12 +9,17 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.core.errors import Problem
 from toolkit.core.fileio import FileFormatError, read_text
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""C0 controls besides tab and line ends, and DEL: a NUL in a sentence comes from a damaged copy,
+not from the authors (the C1 controls some published sentences do hold, U+0085, are kept)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,20 @@ def read_csv(path: Path, required: Sequence[str], label: str, problems: list[Pro
                     Problem(label, f"line {line}", "", f"{len(fields)} fields; the header has {len(header)}")
                 )
                 continue
-            records.append(CsvRecord(line, dict(zip(header, fields, strict=True))))
+            values = dict(zip(header, fields, strict=True))
+            damaged = [(name, found) for name in required if (found := _CONTROL.search(values[name]))]
+            for name, found in damaged:
+                problems.append(
+                    Problem(
+                        label,
+                        f"line {line}",
+                        name,
+                        f"holds U+{ord(found.group(0)):04X}, a control character no published text has "
+                        "(a damaged copy?)",
+                    )
+                )
+            if not damaged:
+                records.append(CsvRecord(line, values))
     except csv.Error as exc:
         problems.append(Problem(label, f"line {start}", "", f"not valid CSV: {exc}"))
         return None

@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,8 +28,7 @@ from toolkit.catalog.locales import Locale
 from toolkit.catalog.published.files import read_header
 from toolkit.catalog.studies import load_study, study_manifest
 from toolkit.core.errors import CatalogError, InputError
-from toolkit.core.fileio import WriteFailed, is_io_failure, load_yaml
-from toolkit.core.interrupts import discard, interrupts_held
+from toolkit.core.fileio import OutputRefused, WriteFailed, is_io_failure, load_yaml, special_kind
 from toolkit.core.progress import Step
 from toolkit.core.project import Project
 from toolkit.core.records import SEMVER_RE
@@ -55,14 +53,14 @@ from toolkit.release.manifest import (
 )
 from toolkit.release.reader import MANIFEST, open_release
 from toolkit.release.seal import CARD, release_signature
+from toolkit.release.sealed import NAME, refuse_inside_release
+from toolkit.release.staging import remove_stale, staging_folder
 from toolkit.render.renderer import render
 from toolkit.render.suites import kind_of
 from toolkit.render.validate import validate
 from toolkit.review.policy import POLICY_FILE, load_policy
 from toolkit.store.files import store_path
 from toolkit.store.rules import state
-
-NAME = "polyprobe"
 
 
 class ReleaseExists(InputError):
@@ -77,6 +75,16 @@ class BuildOptions:
     locales: list[str] | None = None
     dist: Path | None = None
     previous: Path | None = None
+
+
+def check_dist(dist: Path) -> None:
+    """--dist must be a folder (or not exist yet) and not inside a release: a release built into
+    another's folder would make that one fail verification."""
+    refuse_inside_release(dist, "--dist")
+    kind = special_kind(dist)
+    if kind == "a folder" or not dist.exists():
+        return
+    raise OutputRefused(f"--dist {dist} is {kind or 'a file'}, not a folder: nothing was written")
 
 
 def release_dir(dist: Path, version: str) -> Path:
@@ -227,13 +235,17 @@ class _Plan:
 
 
 def build_release(
-    project: Project, options: BuildOptions, progress: Callable[[str, int, int], None] | None = None
+    project: Project,
+    options: BuildOptions,
+    progress: Callable[[str, int, int], None] | None = None,
+    log: Callable[[str], None] = lambda line: None,
 ) -> Path:
     """Build a release; ``progress(what, done, total)`` follows each stage (validating, rendering,
-    writing) against its own total."""
+    writing) against its own total; ``log`` hears of stale build folders removed."""
     step = progress or (lambda what, done, total: None)
     check_version(options.version, options.preview)
     dist = options.dist or project.root / "dist"
+    check_dist(dist)
     target = release_dir(dist, options.version)
     if target.exists():
         raise ReleaseExists(
@@ -242,20 +254,18 @@ def build_release(
     plan = _plan(project, options)
     _check(plan, options, step)
     frames = _render_all(plan, step)
-    tmp: Path | None = None
     try:
         dist.mkdir(parents=True, exist_ok=True)
-        with interrupts_held():  # the temporary folder exists only once it is known here
-            tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=dist))
-        files, counts = _write_data(tmp, frames, step)
-        lexicon_files, lexicon_inputs = _write_lexicons(project, tmp)
-        manifest = _manifest(plan, options, frames, counts, files | lexicon_files, lexicon_inputs)
-        manifest = _write_changelog(tmp, manifest, dist, options, frames)
-        _write_sealed(tmp, manifest)
-        _publish(tmp, target)
+        for stale in remove_stale(dist):
+            log(f"removed {stale}, left by a build that was killed")
+        with staging_folder(dist, target) as tmp:
+            files, counts = _write_data(tmp, frames, step)
+            lexicon_files, lexicon_inputs = _write_lexicons(project, tmp)
+            manifest = _manifest(plan, options, frames, counts, files | lexicon_files, lexicon_inputs)
+            manifest = _write_changelog(tmp, manifest, dist, options, frames)
+            _write_sealed(tmp, manifest)
+            _publish(tmp, target)
     except BaseException as exc:
-        if tmp is not None:
-            discard(tmp)
         if is_io_failure(exc):
             raise WriteFailed(target, exc) from None
         raise

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.core.fileio import loads_json
 from toolkit.release.card import render_card
 from toolkit.release.content import content_sha256, file_sha256
 from toolkit.release.manifest import Manifest
@@ -39,7 +40,7 @@ def _read_manifest(path: Path) -> tuple[Any, list[str]]:
     if not manifest_path.is_file():
         return None, [f"{MANIFEST}: missing"]
     try:
-        return json.loads(manifest_path.read_text(encoding="utf-8")), []
+        return loads_json(manifest_path.read_text(encoding="utf-8")), []
     except UnicodeDecodeError:
         return None, [f"{MANIFEST}: not UTF-8 text"]
     except json.JSONDecodeError as exc:
@@ -143,7 +144,7 @@ class Release:
         rel = f"lexicons/{name}.json"
         if rel not in self.manifest.files:
             raise PolyprobeError(f"release {self.version} has no {name} lexicon")
-        return dict(json.loads((self.path / rel).read_text(encoding="utf-8")))
+        return dict(loads_json((self.path / rel).read_text(encoding="utf-8")))
 
     def study_groups(self, study: str) -> list[str]:
         """The groups of this release that correspond to a study's identities (see lexicons/studies/)."""
@@ -162,6 +163,9 @@ class Release:
 def open_release(path: Path | str, verify_files: bool = True) -> Release:
     """Open and verify a release folder (dist/polyprobe-VERSION)."""
     folder = Path(path)
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "no such folder"
+        raise InputError(f"{folder}: {what} (a release is a folder such as dist/polyprobe-VERSION)")
     raw, problems = _read_manifest(folder)
     manifest = None
     if not problems:

@@ -163,5 +163,7 @@ class Job:
         except RenderFailure as exc:
             seg = resolved.segment
             name = seg.template.id if resolved.status == SOURCE else seg.id
-            self.problems.append(Problem(resolved.file, name, f"group {record}", str(exc), self.locale))
+            self.problems.append(
+                Problem(resolved.file, name, f"group {record}", str(exc), self.locale, cause=exc.cause)
+            )
             return None

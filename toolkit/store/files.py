@@ -10,19 +10,28 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.errors import CatalogError, PolyprobeError, Problem
-from toolkit.core.fileio import write_text_atomic
+from toolkit.core.errors import CatalogError, InputError, PolyprobeError, Problem
+from toolkit.core.fileio import (
+    FileFormatError,
+    JsonUnreadable,
+    loads_json,
+    read_bytes,
+    unencodable,
+    write_text_atomic,
+)
 from toolkit.core.project import Project
 from toolkit.core.records import parse_record
 from toolkit.core.text import text_problems
-from toolkit.store.model import Event, Origin, Status, Translation, source_sha
+from toolkit.store.model import SEGMENT_ID, Event, Origin, Status, Translation, source_sha
 
 
 def store_path(project: Project, locale: str, suite: str) -> Path:
@@ -70,10 +79,26 @@ class StoreFile:
         return record
 
     def dumps(self) -> str:
-        lines = [
-            json.dumps(self.records[key].model_dump(mode="json", exclude_none=True), ensure_ascii=False)
-            for key in sorted(self.records)
-        ]
+        """The file's text; a record holding a string no UTF-8 file can hold (a lone surrogate
+        from a server's JSON) is refused with its segment and field, before anything is written."""
+        lines: list[str] = []
+        problems: list[Problem] = []
+        for key in sorted(self.records):
+            data = self.records[key].model_dump(mode="json", exclude_none=True)
+            where = unencodable(data)
+            if where is not None:
+                problems.append(
+                    Problem(
+                        str(self.path),
+                        key,
+                        where,
+                        "a lone surrogate is not a character: it cannot be written as UTF-8",
+                        self.locale,
+                    )
+                )
+            lines.append(json.dumps(data, ensure_ascii=False))
+        if problems:
+            raise CatalogError(problems)
         return "".join(line + "\n" for line in lines)
 
     def save(self) -> None:
@@ -99,10 +124,21 @@ LOCK_WAIT_SECONDS = 30.0
 
 
 def _lock_wait() -> float:
-    try:
-        return max(float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT_SECONDS)), 0.0)
-    except ValueError:
+    """$POLYPROBE_LOCK_WAIT in seconds; a value that is not a number of seconds is refused, never
+    silently read as the default (``abc``) or as waiting forever (``nan``, ``inf``)."""
+    value = os.environ.get(LOCK_WAIT_ENV)
+    if value is None:
         return LOCK_WAIT_SECONDS
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise InputError(
+            f"${LOCK_WAIT_ENV}={value!r} is not a number of seconds (e.g. {LOCK_WAIT_SECONDS:g}); "
+            "nothing was written"
+        )
+    return seconds
 
 
 @contextlib.contextmanager
@@ -184,9 +220,21 @@ def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _segment_of(text: str) -> str | None:
     """The segment a line that is valid JSON names, to locate a complaint about it."""
-    obj = json.loads(text)
+    try:
+        obj = loads_json(text)
+    except ValueError:
+        return None
     segment = obj.get("segment") if isinstance(obj, dict) else None
-    return segment if isinstance(segment, str) and segment else None
+    return segment if isinstance(segment, str) and SEGMENT_ID.fullmatch(segment) else None
+
+
+_SEGMENT_FIELD = re.compile(r'^\{"segment": ?"([a-z0-9.-]{1,200})"')
+
+
+def _segment_of_unreadable(text: str) -> str | None:
+    """The segment a line Python cannot parse names, when it starts as polyprobe writes lines."""
+    found = _SEGMENT_FIELD.match(text)
+    return found.group(1) if found and SEGMENT_ID.fullmatch(found.group(1)) else None
 
 
 def scan_store(data: bytes) -> StoreScan:
@@ -220,7 +268,11 @@ def scan_store(data: bytes) -> StoreScan:
             )
             continue
         try:
-            obj = json.loads(text, object_pairs_hook=_no_repeated_keys)
+            obj = loads_json(text, object_pairs_hook=_no_repeated_keys)
+        except JsonUnreadable as exc:  # a huge number, deep nesting, a lone surrogate
+            reason = exc.msg.removeprefix(f"{exc.field}: ") if exc.field else exc.msg
+            scan.bad.append(BadLine(lineno, raw, exc.field, reason, _segment_of_unreadable(text)))
+            continue
         except json.JSONDecodeError as exc:
             cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
             scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}"))
@@ -229,7 +281,7 @@ def scan_store(data: bytes) -> StoreScan:
             scan.bad.append(BadLine(lineno, raw, "", f"duplicate key {exc.key!r}", _segment_of(text)))
             continue
         segment = obj.get("segment") if isinstance(obj, dict) else None
-        segment = segment if isinstance(segment, str) and segment else None
+        segment = segment if isinstance(segment, str) and SEGMENT_ID.fullmatch(segment) else None
         if not isinstance(obj, dict):
             scan.bad.append(BadLine(lineno, raw, "", "not a JSON object"))
             continue
@@ -289,10 +341,15 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
     reported in ``problems`` and skipped; the usable records are kept."""
     path = store_path(project, locale, suite)
     store = StoreFile(locale=locale, suite=suite, path=path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return store
     rel = project.rel(path)
-    scan = scan_store(path.read_bytes())
+    try:
+        data = read_bytes(path, rel)
+    except FileFormatError as exc:  # a FIFO, a device or a folder: reading it would never end
+        problems.append(exc.problem(locale))
+        return store
+    scan = scan_store(data)
     problems.extend(scan_problems(scan, rel, locale, skipped=True))
     for rec in scan.records.values():
         if rec.status in ("rejected", "needs_edit"):
@@ -303,9 +360,16 @@ def load_store(project: Project, locale: str, suite: str, problems: list[Problem
     return store
 
 
+def suite_of(store: str) -> str:
+    """The suite a store file belongs to: ``sentiment`` for sentiment.jsonl and for the records it
+    retired, sentiment.retired.jsonl (suite ids have no dots)."""
+    return store.split(".", 1)[0]
+
+
 def repair_hint(stores: Iterable[tuple[str, str]]) -> str:
-    """What to run for these damaged (locale, suite) store files."""
-    wanted = sorted(set(stores))
+    """What to run for these damaged (locale, store) files: a command `translations repair`
+    takes as it is (its --suite names the suite, which covers the suite's retired file)."""
+    wanted = sorted({(locale, suite_of(store)) for locale, store in stores})
     options = f" --locale {wanted[0][0]} --suite {wanted[0][1]}" if len(wanted) == 1 else ""
     return (
         f"nothing was written. `polyprobe translations repair{options}` keeps every good record and puts "
@@ -320,10 +384,13 @@ def load_store_strict(project: Project, locale: str, suite: str) -> StoreFile:
     ``store_lock``."""
     path = store_path(project, locale, suite)
     store = StoreFile(locale=locale, suite=suite, path=path)
-    if not path.exists():
+    if not os.path.lexists(path):
         store.original = ""
         return store
-    data = path.read_bytes()
+    try:
+        data = read_bytes(path, project.rel(path))
+    except FileFormatError as exc:  # not a file repair can mend: said as it is, without a hint
+        raise StoreUnreadable([exc.problem(locale)]) from None
     scan = scan_store(data)
     if not scan.whole:
         raise StoreUnreadable(

@@ -4,11 +4,12 @@ append-only history of events), and the hash that ties a record to its English s
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from toolkit.core.records import Record
 
@@ -27,11 +28,62 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+SEGMENT_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+)?")
+"""TEMPLATE.VARIANT (gen-01.f), ITEM.FIELD (bbq: religion-0.context), or a template id alone
+(ifm's instruction): lower-case letters and digits in dash-joined words, then at most one dotted
+part. A segment is never empty and never a path (``../../x``)."""
+
+
+def _segment_id(value: str) -> str:
+    if not SEGMENT_ID.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a segment id (TEMPLATE.VARIANT such as gen-01.f, ITEM.FIELD such as "
+            "religion-0.context: lower-case letters, digits, dashes and one dot)"
+        )
+    return value
+
+
+SegmentId = Annotated[str, AfterValidator(_segment_id)]
+
+EventKind = Literal[
+    "draft",
+    "import",
+    "machine",
+    "review",
+    "review-withdrawn",
+    "policy",
+    "stale",
+    "retired",
+    "restored",
+    "gloss",
+]
+"""What a history event records; a kind polyprobe does not write is a damaged line."""
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})?")
+
+
+def _timestamp(value: str) -> str:
+    """An ISO 8601 date and time that names a real moment (not month 13). polyprobe writes UTC
+    with a Z; a review's time is Label Studio's as it gives it (a zone, or none)."""
+    try:
+        if _TIMESTAMP.fullmatch(value):
+            datetime.fromisoformat(value)
+            return value
+    except ValueError:
+        pass
+    raise ValueError(f"{value!r} is not a time such as 2026-01-02T10:11:12Z (ISO 8601)")
+
+
+Timestamp = Annotated[str, AfterValidator(_timestamp)]
+"""When an event happened: ISO 8601 (2026-01-02T10:11:12Z; Label Studio's times keep their
+fraction of a second, 2026-01-02T10:11:12.345678Z)."""
+
+
 class Event(Record):
     """One entry of a record's history; never edited or removed once written."""
 
-    at: str
-    event: str
+    at: Timestamp
+    event: EventKind
     by: str
     status: Status | None = None
     text: str | None = None
@@ -62,7 +114,7 @@ class Gloss(Record):
 
 
 class Translation(Record):
-    segment: str
+    segment: SegmentId
     source_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
     source: str
     text: str

@@ -9,14 +9,23 @@ sidecar, fixes what is worth keeping, appends it to the store and runs the repai
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from toolkit.core.errors import InputError
-from toolkit.core.fileio import write_bytes_atomic
+from toolkit.core.fileio import FileFormatError, read_bytes, write_bytes_atomic
 from toolkit.core.project import Project
-from toolkit.store.files import BadLine, StoreFile, scan_store, store_lock, store_path
+from toolkit.store.files import (
+    BadLine,
+    StoreFile,
+    StoreUnreadable,
+    scan_store,
+    store_lock,
+    store_path,
+    suite_of,
+)
 
 
 @dataclass
@@ -36,11 +45,12 @@ class Repair:
 def store_files(
     project: Project, locale: str | None = None, suite: str | None = None
 ) -> list[tuple[str, str]]:
-    """(locale, suite) of the store files on disk, optionally only one locale or suite."""
+    """(locale, store) of the store files on disk, optionally only one locale or suite; a suite's
+    stores are its own and those named after it (``sentiment.retired``)."""
     found = sorted(
         (path.parent.name, path.stem)
         for path in project.translations.glob("*/*.jsonl")
-        if (locale is None or path.parent.name == locale) and (suite is None or path.stem == suite)
+        if (locale is None or path.parent.name == locale) and (suite is None or suite_of(path.stem) == suite)
     )
     if not found:
         what = "/".join(part for part in (locale, suite) if part) or "any locale or suite"
@@ -62,9 +72,13 @@ def repair_store(project: Project, locale: str, suite: str, *, dry_run: bool = F
     path = store_path(project, locale, suite)
     result = Repair(path)
     with store_lock(project, locale, suite):
-        if not path.is_file():
+        if not os.path.lexists(path):
             return result
-        scan = scan_store(path.read_bytes())
+        try:
+            data = read_bytes(path, project.rel(path))
+        except FileFormatError as exc:  # a FIFO or a device: nothing a repair can read or mend
+            raise StoreUnreadable([exc.problem(locale)]) from None
+        scan = scan_store(data)
         result.kept = len(scan.records)
         result.set_aside = list(scan.bad)
         result.rewritten = list(scan.form)

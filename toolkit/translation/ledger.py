@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolkit.core.fileio import jsonl_lines
+from toolkit.core.fileio import OutputRefused, jsonl_lines, loads_json, read_text, special_kind
 from toolkit.core.project import Project
 
 LEDGER_FILE = "translations/ledger.jsonl"
@@ -29,6 +29,11 @@ class Ledger:
     lines: list[dict[str, Any]] = field(default_factory=list)
 
     def append(self, entry: dict[str, Any]) -> None:
+        """One line at the end of the ledger, on disk at once; a ledger that is not a regular
+        file (a FIFO would block the run, a device swallow it) is refused before the first."""
+        kind = special_kind(self.path)
+        if kind is not None:
+            raise OutputRefused(f"{self.path} is {kind}, not a regular file: nothing was sent or written")
         entry = {"run": self.run, **entry}
         self.lines.append(entry)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,10 +48,10 @@ def read_ledger(project: Project) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in jsonl_lines(path.read_text(encoding="utf-8")):
+    for line in jsonl_lines(read_text(path)):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append(loads_json(line))
             except json.JSONDecodeError:
                 continue  # a line cut by a crash mid-write: skip it, keep the rest
     return out

@@ -41,6 +41,7 @@ from toolkit.catalog.loader import Catalog
 from toolkit.catalog.locales import Locale
 from toolkit.catalog.templates import Segment
 from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.core.interrupts import interrupt_signals, interruption
 from toolkit.core.text import BIDI_CONTROLS
 from toolkit.render.suites import kind_of
 from toolkit.store.files import StoreFile, load_store_strict, store_lock
@@ -187,28 +188,29 @@ def _server_host(server_url: str | None) -> str:
 
 
 class _Interrupts:
-    """Ctrl-C stops a request in flight at once (it is recorded as interrupted), but waits while
-    an answered batch is written to the ledger and the store, so nothing answered is lost."""
+    """Ctrl-C (or the command's SIGTERM) stops a request in flight at once (it is recorded as
+    interrupted), but waits while an answered batch is written to the ledger and the store, so
+    nothing answered is lost."""
 
     def __init__(self) -> None:
         self.deferring = False
-        self.caught = False
-        self._previous: Any = None
+        self.caught: list[int] = []
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _Interrupts:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous = {sig: signal.signal(sig, self._handle) for sig in interrupt_signals()}
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.deferring:
-            self.caught = True
+            self.caught.append(signum)
         else:
-            raise KeyboardInterrupt
+            raise interruption([signum])
 
     def answered(self, value: Any) -> Any:
         """Called the moment an answer is in hand: from now on Ctrl-C waits."""
@@ -223,7 +225,7 @@ class _Interrupts:
         finally:
             self.deferring = False
         if self.caught:
-            raise KeyboardInterrupt
+            raise interruption(self.caught)
 
 
 def translate(

@@ -93,8 +93,33 @@ def _indent(element: ET.Element, level: int = 0) -> None:
     element[-1].tail = "\n" + "  " * level
 
 
-def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) -> int:
-    """Write every segment of ``suites`` for ``locale``; return how many units were written."""
+_NOT_XML = re.compile("[^\t\n\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters XML 1.0 cannot carry (U+0000, most C0 controls, lone surrogates, U+FFFE), and CR,
+which a parser reads back as LF: a unit holding one would make the file not well-formed, or
+change the text on the way back."""
+
+
+def _unwritable(record: Translation | None, segment_source: str, note: str | None) -> list[tuple[str, str]]:
+    """(field, character) for each text of a unit that XML cannot carry as it is."""
+    texts = {"source": segment_source, "note": note or "", "text": record.text if record else ""}
+    found = []
+    for name, text in texts.items():
+        bad = _NOT_XML.search(text)
+        if bad:
+            found.append((name, f"U+{ord(bad.group(0)):04X}"))
+    return found
+
+
+@dataclass
+class XliffExport:
+    units: int = 0
+    left_out: list[Problem] = field(default_factory=list)
+    """Units not written because XML cannot carry one of their texts (each named)."""
+
+
+def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) -> XliffExport:
+    """Write every segment of ``suites`` for ``locale``; say how many units were written, and
+    which were left out (a text XML cannot carry, e.g. U+0000: fix it in the store)."""
     catalog.check_locale(locale)
     if catalog.locales[locale].source:
         raise InputError(f"{locale} is the source locale: there is nothing to translate into it")
@@ -105,13 +130,21 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
     root = ET.Element(
         _q("xliff"), {"version": "2.1", "srcLang": catalog.locales.source.code, "trgLang": locale}
     )
-    units = 0
+    result = XliffExport()
     for suite_id in suites:
         suite = catalog.suite(suite_id)
-        records = catalog.store(suite_id, locale).records
+        store = catalog.store(suite_id, locale)
         file_el = ET.SubElement(root, _q("file"), {"id": suite_id})
         for segment in suite.segments.values():
-            record = records.get(segment.id)
+            record = store.records.get(segment.id)
+            unwritable = _unwritable(record, segment.source, segment.template.note)
+            if unwritable:
+                rel = catalog.project.rel(store.path)
+                result.left_out.extend(
+                    Problem(rel, segment.id, name, f"holds {char}, which XML cannot carry: left out", locale)
+                    for name, char in unwritable
+                )
+                continue
             unit = ET.SubElement(file_el, _q("unit"), {"id": segment.id})
             notes = ET.SubElement(unit, _q("notes"))
             ET.SubElement(notes, _q("note"), {"category": "polyprobe:source_sha"}).text = segment.source_sha
@@ -137,11 +170,11 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
                 for code, data_id in codes.items():
                     ET.SubElement(original, _q("data"), {"id": data_id}).text = code
             unit.append(seg_el)
-            units += 1
+            result.units += 1
     _indent(root)
     data = ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
-    write_bytes_atomic(out, data)
-    return units
+    write_bytes_atomic(out, data, stream=True)
+    return result
 
 
 @dataclass
@@ -244,6 +277,13 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
         raise InputError(f"{file}: not well-formed XML: {exc}") from None
     if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
         raise InputError(f"{file}: not an XLIFF 2.x document")
+    source = catalog.locales.source.code
+    src_lang = root.get("srcLang", "")
+    if src_lang.split("-")[0].lower() != source:
+        raise InputError(
+            f"{file}: srcLang {src_lang!r}: the sources polyprobe exports are {source!r}; this file "
+            "translates from another language"
+        )
     locale = root.get("trgLang", "")
     if locale not in catalog.locales:
         raise InputError(

@@ -23,7 +23,7 @@ from toolkit.catalog.published.bbq_targets import (
     target_label,
 )
 from toolkit.core.errors import Problem
-from toolkit.core.fileio import jsonl_lines, read_text, write_text_atomic
+from toolkit.core.fileio import jsonl_lines, loads_json, read_text, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import Record
 
@@ -139,7 +139,7 @@ def json_object(line: str, file: str, lineno: int, problems: list[Problem]) -> d
     if not line.strip():
         return None
     try:
-        raw = json.loads(line)
+        raw = loads_json(line)
     except json.JSONDecodeError as exc:
         problems.append(Problem(file, f"line {lineno}", "", f"invalid JSON: {exc.msg}"))
         return None

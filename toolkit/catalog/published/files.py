@@ -20,7 +20,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from toolkit.core.errors import Problem
-from toolkit.core.fileio import FileFormatError, jsonl_lines, read_text, write_text_atomic
+from toolkit.core.fileio import FileFormatError, jsonl_lines, loads_json, read_text, write_text_atomic
 from toolkit.core.project import Project
 from toolkit.core.records import Record
 
@@ -85,7 +85,7 @@ def read_import(
     lineno = 1
     try:
         lines = jsonl_lines(read_text(path, rel))
-        header = Header.model_validate(json.loads(lines[0]) if lines else None)
+        header = Header.model_validate(loads_json(lines[0]) if lines else None)
         if header.format != FORMAT or header.dataset != dataset:
             problems.append(
                 Problem(rel, "line 1", "format", f"not a format-{FORMAT} {dataset} import (re-run it)")
@@ -94,7 +94,7 @@ def read_import(
         pairs = []
         for index, line in enumerate(lines[1:]):
             lineno = index + 2
-            pairs.append(model.model_validate(json.loads(line)))
+            pairs.append(model.model_validate(loads_json(line)))
     except FileFormatError as exc:
         problems.append(exc.problem())
         return None

@@ -338,7 +338,8 @@ def test_an_interrupted_fine_tuning_resumes_to_the_same_weights(
     chain: Chain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evaluator.finetune.data import load_training_data
-    from evaluator.finetune.train import FinetuneJob, TrainSettings, finetune
+    from evaluator.finetune.plan import FinetuneJob, TrainSettings
+    from evaluator.finetune.train import finetune
 
     data = load_training_data([s for s in sources_from_file(chain.data / "data.yaml") if s.locale == "it"])
     job = FinetuneJob("mono-it-s0", str(chain.base), "mono", ("it",), 0, False, TrainSettings(**TRAINING))
@@ -538,8 +539,8 @@ def test_a_fine_tuning_on_a_remote_worker_ships_its_model_back(chain: Chain, tmp
     import pickle
 
     from evaluator.finetune.data import load_training_data
+    from evaluator.finetune.plan import FinetuneJob, TrainSettings
     from evaluator.finetune.study import _place, finetune_work
-    from evaluator.finetune.train import FinetuneJob, TrainSettings
 
     try:
         from ray import cloudpickle as serializer

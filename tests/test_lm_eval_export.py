@@ -29,7 +29,7 @@ from evaluator.export.harness import slug
 from tests import tiny_models as tm
 from tests.conftest import REPO
 from tests.published_fixtures import CROWS_ROWS, write_crows
-from tests.test_mbbq_import import english_items, spanish, write
+from tests.test_mbbq_import import english_gender, english_orientation, translate, write
 from toolkit.catalog.loader import load_catalog
 from toolkit.cli import main
 from toolkit.core.project import Project
@@ -81,13 +81,20 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     data = base / "mbbq"
     data.mkdir()
-    for control, part in ((False, ""), (True, "_control")):
-        english = english_items(control)
-        write(data / f"Gender_identity{part}_en.jsonl", english)
-        write(data / f"Gender_identity{part}_es.jsonl", spanish(english, control, seed=3 if control else 5))
+    orders = [(1, 2, 0), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 0, 2), (2, 0, 1), (0, 1, 2)]
+    for name, english in (
+        ("Gender_identity", english_gender()),
+        ("Sexual_orientation", english_orientation()),
+    ):
+        write(data / f"{name}_en.jsonl", english)
+        spanish = [
+            translate(fam, "es", order, first_id=4 * k)
+            for k, (fam, order) in enumerate(zip(english, orders[: len(english)], strict=True))
+        ]
+        write(data / f"{name}_es.jsonl", spanish)
     for locale in LOCALES:
         catalog = load_catalog(Project.at(root), suites=["bbq"])
-        import_bbq(catalog, data, locale=locale, per_category=None, how="first", seed=0, by="t")
+        import_bbq(catalog, data, locale=locale, per_category=None, how="first", seed=0)
     catalog = load_catalog(Project.at(root), suites=["crows-pairs"])
     import_crows_pairs(catalog, write_crows(base / "crows.csv"), locale="en")
     return build_release(

@@ -13,7 +13,7 @@ import typer
 from rich.progress import TimeRemainingColumn
 
 from evaluator.finetune.data import Columns, Source, TrainingData, load_training_data, sources_from_file
-from evaluator.finetune.plan import MODES
+from evaluator.finetune.plan import MODES, TrainSettings, plan_jobs
 from toolkit.cli.common import list_option, out_console, print_json, print_table, progress, say, table
 from toolkit.core.errors import InputError
 
@@ -334,8 +334,7 @@ def finetune_command(
         return
     assert base is not None and out is not None
     # the Trainer brings torch and transformers: loaded only when a model is trained
-    from evaluator.finetune.plan import plan_jobs
-    from evaluator.finetune.train import TrainSettings, finetune
+    from evaluator.finetune.train import finetune
 
     chosen = list(languages or training.languages)
     missing = [loc for loc in chosen if loc not in training.languages]

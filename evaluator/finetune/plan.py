@@ -6,14 +6,58 @@ besides."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from typing import Literal
 
-from evaluator.finetune.train import FinetuneJob, Mode, TrainSettings
 from toolkit.core.errors import InputError
 
+Mode = Literal["mono", "multi"]
 MODES: tuple[Mode, ...] = ("mono", "multi")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What changes the weights besides the data and the seed (the defaults: Levy et al. 2023)."""
+
+    learning_rate: float = 2e-5
+    weight_decay: float = 0.01
+    epochs: float = 10.0
+    batch_size: int = 16
+    max_length: int = 128
+    """Tokens per text; longer texts are cut at the end (and counted)."""
+    eval_steps: int | None = None
+    """Evaluate (and checkpoint) every N steps instead of every epoch."""
+    max_steps: int | None = None
+    """Stop after N optimisation steps (a smoke test); None: the epochs."""
+    device: Literal["auto", "cuda", "cpu"] = "auto"
+    dtype: Literal["auto", "bf16", "fp32"] = "auto"
+
+
+@dataclass(frozen=True)
+class FinetuneJob:
+    """One model to train: a base model on the data of ``languages`` with one seed."""
+
+    name: str
+    """The model folder's name, e.g. mono-en-s0, multi-balanced-s1."""
+    base: str
+    mode: Mode
+    languages: tuple[str, ...]
+    seed: int
+    balanced: bool
+    settings: TrainSettings
+
+    def key(self, data_sha256: str) -> str:
+        """What a checkpoint folder must have been made for to be resumed."""
+        text = json.dumps(
+            {**asdict(self), "data": data_sha256, "transformers": version("transformers")}, sort_keys=True
+        )
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def job_name(mode: Mode, languages: Sequence[str], seed: int, balanced: bool) -> str:

@@ -45,8 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 
 from evaluator.finetune.data import TrainingData, load_training_data, sources_from_file
-from evaluator.finetune.plan import MODES, NAME, plan_jobs
-from evaluator.finetune.train import CARD, FinetuneJob, Mode, TrainSettings, finetune
+from evaluator.finetune.plan import MODES, NAME, FinetuneJob, Mode, TrainSettings, plan_jobs
+from evaluator.finetune.train import CARD, finetune
 from evaluator.finetune.trained import Trained
 from evaluator.merge import merge_run_folders
 from evaluator.run_folder import refuse_inside_release

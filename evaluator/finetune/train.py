@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 import transformers
@@ -44,58 +44,19 @@ import toolkit
 from evaluator.backends.hf import files_revision, resolve_device
 from evaluator.errors import EvaluationError
 from evaluator.finetune.data import LABELS, Example, TrainingData
+from evaluator.finetune.plan import FinetuneJob
 from evaluator.run import looks_like_path
 from evaluator.run_folder import refuse_inside_release
 from toolkit.core.errors import InputError
 from toolkit.core.fileio import current_umask
 from toolkit.core.interrupts import discard, interrupts_held
 
-Mode = Literal["mono", "multi"]
 CARD = "finetune.json"
 Progress = Callable[[str, int], Callable[[int], None]]
 
 
 def no_progress(description: str, total: int) -> Callable[[int], None]:
     return lambda n: None
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    """What changes the weights besides the data and the seed (the defaults: Levy et al. 2023)."""
-
-    learning_rate: float = 2e-5
-    weight_decay: float = 0.01
-    epochs: float = 10.0
-    batch_size: int = 16
-    max_length: int = 128
-    """Tokens per text; longer texts are cut at the end (and counted)."""
-    eval_steps: int | None = None
-    """Evaluate (and checkpoint) every N steps instead of every epoch."""
-    max_steps: int | None = None
-    """Stop after N optimisation steps (a smoke test); None: the epochs."""
-    device: Literal["auto", "cuda", "cpu"] = "auto"
-    dtype: Literal["auto", "bf16", "fp32"] = "auto"
-
-
-@dataclass(frozen=True)
-class FinetuneJob:
-    """One model to train: a base model on the data of ``languages`` with one seed."""
-
-    name: str
-    """The model folder's name, e.g. mono-en-s0, multi-balanced-s1."""
-    base: str
-    mode: Mode
-    languages: tuple[str, ...]
-    seed: int
-    balanced: bool
-    settings: TrainSettings
-
-    def key(self, data_sha256: str) -> str:
-        """What a checkpoint folder must have been made for to be resumed."""
-        text = json.dumps(
-            {**asdict(self), "data": data_sha256, "transformers": transformers.__version__}, sort_keys=True
-        )
-        return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the job's type only: reading a study's outcomes needs no torch
-    from evaluator.finetune.train import FinetuneJob
+    from evaluator.finetune.plan import FinetuneJob
 
 
 @dataclass

@@ -8,10 +8,12 @@ import logging
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from evaluator.backends.base import Progress
+from evaluator.errors import WrongModelKind
 from evaluator.run import Evaluation, write_run
 from evaluator.run_folder import OutMode
 from evaluator.sweep.progress import Board, Event
@@ -28,6 +30,8 @@ JOBS = "jobs"
 def describe(exc: BaseException) -> str:
     """A job's failure as one line: polyprobe's own errors as they are, others with their type
     (the traceback goes to the log)."""
+    if isinstance(exc, WrongModelKind):
+        return f"{exc}; give the model `tasks:` in the sweep file (the task entries it runs) to leave this one out"
     if isinstance(exc, PolyprobeError):
         return str(exc)
     logger.debug("job failed:\n%s", "".join(traceback.format_exception(exc)))
@@ -119,6 +123,25 @@ class Driver:
         self.board.skip(job.id)
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """A model an executor cannot run at all (e.g. it asks for a GPU no node has), and why."""
+
+    model: str
+    """The model's label."""
+    reason: str
+
+
 class Executor(Protocol):
+    """Used as a context manager: entering connects (Ray: starts a local Ray or joins a cluster),
+    leaving disconnects; between them, `check` before anything is written, then `run`."""
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def check(self, plans: list[ModelPlan]) -> list[Shortfall]:
+        """The models of ``plans`` that this executor could never run."""
+
     def run(self, plans: list[ModelPlan], driver: Driver) -> None:
         """Run every job of ``plans``, reporting each one's end to the driver."""

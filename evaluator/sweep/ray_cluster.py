@@ -169,7 +169,7 @@ the next attempt gets one."""
 def _connect_client(ray: Any, address: str) -> None:
     for attempt in range(1, CLIENT_ATTEMPTS + 1):
         try:
-            ray.init(address=address, logging_level=logging.WARNING)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             return
         except ConnectionAbortedError as exc:
             if "Starting Ray client server failed" not in str(exc) or attempt == CLIENT_ATTEMPTS:

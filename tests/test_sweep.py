@@ -207,6 +207,17 @@ def test_ray_missing_is_a_clear_error(
     assert result.code == 1 and "pip install 'polyprobe[ray]'" in result.err
 
 
+@pytest.mark.bad_input
+@pytest.mark.parametrize("option", [("--ray-address", "auto"), ("--wait-timeout", "5")])
+def test_ray_options_need_the_ray_executor(
+    cli, release: Path, models: dict[str, Path], tmp_path: Path, option: tuple[str, str]
+) -> None:
+    sweep = write_sweep(tmp_path / "spec", release, two_models(models), [{"task": "sos"}])
+    result = cli("eval", "sweep", str(sweep), "--out", str(tmp_path / "out"), *option)
+    assert result.code == 2 and f"{option[0]} needs --executor ray" in result.err
+    assert not (tmp_path / "out").exists()
+
+
 def test_ray_sweep_equals_separate_runs_and_a_broken_job_is_reported(
     cli, ray_driver, release: Path, models: dict[str, Path], reference: dict[str, Path], tmp_path: Path
 ) -> None:

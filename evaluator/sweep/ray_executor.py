@@ -28,7 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evaluator.options import RunOptions
 from evaluator.run import Evaluation
@@ -37,6 +37,7 @@ from evaluator.sweep.progress import Event
 from evaluator.sweep.ray_cluster import connected
 from evaluator.sweep.spec import Job, ModelPlan
 from toolkit.core.interrupts import interrupts_held
+from toolkit.release import Release, open_release
 
 POLL_SECONDS = 0.2
 REPORT_SECONDS = 0.25
@@ -220,18 +221,18 @@ class _Reporter:
 class ModelWorker:
     """One model, loaded on first use and kept for all its jobs."""
 
-    def __init__(self, copy: str, cache: Any, board: Any) -> None:
+    def __init__(self, copy: str) -> None:
         import ray  # optional extra: only a Ray sweep needs it
 
-        from toolkit.release import open_release
-
-        files = ray.get(cache.release_files.remote())
-        self.release = open_release(materialise(files, copy))  # verified like any release
-        self.cache = cache
-        self.board = board
+        # found by name, not passed in: Ray warns that a restartable actor given actor handles
+        # might not restart, which is not so here (the driver keeps them alive)
+        self.cache: Any = ray.get_actor(_server_name(copy))
+        self.board: Any = ray.get_actor(_board_name(copy))
+        files = cast("dict[str, bytes]", ray.get(self.cache.release_files.remote()))
+        self.release: Release = open_release(materialise(files, copy))  # verified like any release
         self.backend: Any = None
         self.load_error: str | None = None
-        self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        self.restarted: bool = bool(ray.get_runtime_context().was_current_actor_reconstructed)
 
     def run(self, job: str, options: RunOptions) -> WorkerResult:
         from evaluator.run import evaluate, load_backend
@@ -258,6 +259,14 @@ class ModelWorker:
 
 def _since(start: float) -> float:
     return round(time.monotonic() - start, 1)
+
+
+def _server_name(copy: str) -> str:
+    return f"polyprobe-cache-{copy}"
+
+
+def _board_name(copy: str) -> str:
+    return f"polyprobe-progress-{copy}"
 
 
 @dataclass
@@ -330,10 +339,14 @@ class RayExecutor:
         cache_path = str(driver.sweep.cache) if driver.sweep.cache else None
         cache = (
             ray.remote(DriverServer)
-            .options(num_cpus=0, scheduling_strategy=here)
+            .options(name=_server_name(copy), num_cpus=0, scheduling_strategy=here)
             .remote(cache_path, release_files(driver.release.path))
         )
-        board = ray.remote(ProgressBoard).options(num_cpus=0, scheduling_strategy=here).remote()
+        board = (
+            ray.remote(ProgressBoard)
+            .options(name=_board_name(copy), num_cpus=0, scheduling_strategy=here)
+            .remote()
+        )
         actors += [cache, board]
         worker_class = ray.remote(ModelWorker)
         pending: dict[Any, tuple[Job, _Actor]] = {}
@@ -344,7 +357,7 @@ class RayExecutor:
                 num_gpus=plan.spec.gpus,
                 max_restarts=self.max_retries,
                 max_task_retries=self.max_retries,
-            ).remote(copy, cache, board)
+            ).remote(copy)
             actors.append(handle)
             actor = _Actor(plan, handle, left=len(plan.jobs))
             for job in plan.jobs:  # an actor runs its calls in order: one model, its jobs in turn

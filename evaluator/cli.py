@@ -380,6 +380,15 @@ def sweep_command(
     max_retries: Annotated[
         int, typer.Option("--max-retries", min=0, help="ray: restarts of a worker that dies, per model.")
     ] = 2,
+    wait_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--wait-timeout",
+            min=1,
+            help="ray: seconds a model may wait for its CPUs/GPUs while none of the sweep's jobs runs "
+            "(default 600).",
+        ),
+    ] = None,
     report: Annotated[bool, typer.Option("--report/--no-report", help="The comparison report.")] = True,
 ) -> None:
     """Score several models on several tasks of one release (models × tasks × seeds): each job an
@@ -391,12 +400,15 @@ def sweep_command(
 
     if ray_address is not None and executor != "ray":
         raise InputError("--ray-address needs --executor ray")
+    if wait_timeout is not None and executor != "ray":
+        raise InputError("--wait-timeout needs --executor ray")
     result = run_sweep(
         sweep_file,
         out,
         executor=executor,
         ray_address=ray_address,
         max_retries=max_retries,
+        wait_timeout=wait_timeout,
         console=err_console,
         report=report,
     )

@@ -9,6 +9,10 @@ class EvaluationError(PolyprobeError):
     """A run could not be completed."""
 
 
+class WrongModelKind(EvaluationError):
+    """The task cannot score this kind of model (a classifier asked for sos)."""
+
+
 class UnsupportedRequest(InputError):
     """The model cannot answer this kind of request (e.g. pseudo-log-likelihood on a causal LM)."""
 

@@ -23,7 +23,7 @@ from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
 from evaluator.default_model import ALIASES, NAME, resolve_default
-from evaluator.errors import EvaluationError, InputTooLong
+from evaluator.errors import EvaluationError, InputTooLong, WrongModelKind
 from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
@@ -192,7 +192,7 @@ def evaluate(
     suite = job_suite(task, options)
     locales = job_locales(release, task, options)
     if backend.identity.kind not in task.kinds:
-        raise EvaluationError(
+        raise WrongModelKind(
             f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
         )
     scorer = get_task(task.name)

@@ -1,152 +1,63 @@
 """`polyprobe eval sweep`: models × tasks × locales on a release built in the test, with tiny
-models. The local executor and Ray (a local Ray started here: 2 CPUs, no dashboard, loopback)
-give the same run folders as separate `eval run`s; a killed worker is restarted and its job
-retried; a broken job is reported and the others finish; a finished sweep run again computes
-nothing; bad sweep files are refused before anything runs."""
+models. The local executor and Ray give the same run folders as separate `eval run`s; a killed
+worker is restarted and its job retried; a broken job is reported and the others finish; a
+finished sweep run again computes nothing; bad sweep files are refused before anything runs; a
+model runs only the tasks it lists.
+
+The Ray tests share one real Ray head on loopback with token authentication, started as
+docs/scale-out.md says (`ray start --head`, tests/ray_head.py): this process joins it by
+address, and one sweep goes through Ray Client (`ray://`) from a separate process, as a user's
+would. polyprobe's own local Ray is tests/test_ray_local.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
-import yaml
 
-from tests import tiny_models as tm
-from tests.regional_fixture import write_regional_catalog
-from tests.test_eval_run import HURTLEX, pins
-from toolkit.core.project import Project
-from toolkit.release.build import BuildOptions, build_release
+from tests.ray_head import RayHead
+from tests.sweep_fixtures import (  # noqa: F401 (fixtures)
+    JOBS,
+    hurtlex_home_fixture,
+    models_fixture,
+    reference_fixture,
+    release_fixture,
+    same_run,
+    summary,
+    two_models,
+    write_sweep,
+)
 
 
 @pytest.fixture(scope="module")
-def hurtlex_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The user cache with the test HurtLex files (honest), for this process and Ray's workers."""
-    home = tmp_path_factory.mktemp("sweep-cache")
-    folder = home / "lexicons" / "hurtlex" / "1.2"
-    folder.mkdir(parents=True)
-    for lang, text in HURTLEX.items():
-        (folder / f"hurtlex_{lang}.tsv").write_text(text, encoding="utf-8")
+def ray_head(hurtlex_home: Path) -> Iterator[RayHead]:
+    """The module's one Ray: a head on loopback (2 CPUs) whose workers see the test HurtLex."""
+    pytest.importorskip("ray")
+    head = RayHead(cpus=2, env={"POLYPROBE_CACHE": str(hurtlex_home)})
+    yield head
+    head.stop()
+
+
+@pytest.fixture(scope="module")
+def ray_driver(ray_head: RayHead) -> Iterator[Any]:
+    """This process joined to the head by address with its token, as `--ray-address` does; the
+    sweeps of the tests below find Ray connected and use it."""
+    from evaluator.sweep.ray_cluster import cluster, import_ray
+
     mp = pytest.MonkeyPatch()
-    mp.setenv("POLYPROBE_CACHE", str(home))
-    yield home
+    for name, value in ray_head.auth.items():
+        mp.setenv(name, value)
+    ray = import_ray()
+    with cluster(ray, ray_head.address):
+        yield ray
     mp.undo()
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_regional_catalog(tmp_path_factory.mktemp("sweep-release") / "catalog")
-    pins(root)
-    return build_release(
-        Project.at(root), BuildOptions(version="0.1.0-preview.1", preview=True, dist=root / "dist")
-    )
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    base = tmp_path_factory.mktemp("sweep-models")
-    return {
-        "xlmr": tm.xlmr_mlm(base / "xlmr"),
-        "llama": tm.llama(base / "llama"),
-        "cls": tm.bert_classifier(base / "cls"),
-    }
-
-
-@pytest.fixture(scope="module")
-def local_ray(hurtlex_home: Path) -> Iterator[Any]:
-    ray = pytest.importorskip("ray")
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        _node_ip_address="127.0.0.1",
-        runtime_env={"env_vars": {"POLYPROBE_CACHE": str(hurtlex_home)}},
-    )
-    yield ray
-    ray.shutdown()
-
-
-TASKS = [
-    {"task": "sos"},
-    {"task": "honest", "options": {"k": 2, "max_new_tokens": 4}},
-]
-
-
-def write_sweep(
-    folder: Path, release: Path, models: list[dict[str, Any]], tasks: list[dict[str, Any]] | None = None
-) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "release": str(release),
-        "cache": "responses.sqlite",
-        "models": models,
-        "tasks": tasks or TASKS,
-    }
-    path = folder / "sweep.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def two_models(models: dict[str, Path]) -> list[dict[str, Any]]:
-    return [
-        {"name": "xlmr", "model": str(models["xlmr"]), "device": "cpu"},
-        {"name": "llama", "model": str(models["llama"]), "device": "cpu"},
-    ]
-
-
-def read_run(folder: Path) -> tuple[dict[str, Any], pl.DataFrame, str, dict[str, Any]]:
-    metrics = json.loads((folder / "metrics.json").read_text())
-    return (
-        metrics,
-        pl.read_parquet(folder / "predictions.parquet"),
-        (folder / "signature.txt").read_text().strip(),
-        json.loads((folder / "run.json").read_text()),
-    )
-
-
-def same_run(a: Path, b: Path) -> None:
-    metrics_a, pred_a, sig_a, run_a = read_run(a)
-    metrics_b, pred_b, sig_b, run_b = read_run(b)
-    assert sig_a == sig_b
-    assert metrics_a == metrics_b
-    assert pred_a.equals(pred_b)
-    assert run_a["options"] == run_b["options"] and run_a["model"] == run_b["model"]
-
-
-def summary(out: Path) -> dict[str, dict[str, Any]]:
-    return {j["job"]: j for j in json.loads((out / "summary.json").read_text())["jobs"]}
-
-
-JOBS = ["xlmr.sos.s0", "xlmr.honest.s0", "llama.sos.s0", "llama.honest.s0"]
-
-
-@pytest.fixture(scope="module")
-def reference(
-    release: Path, models: dict[str, Path], hurtlex_home: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Path]:
-    """Each job as a separate `eval run`, with a cache of its own."""
-    from toolkit.cli import main
-
-    base = tmp_path_factory.mktemp("reference")
-    out = {}
-    for job in JOBS:
-        model, task, _ = job.split(".")
-        extra = ["--k", "2", "--max-new-tokens", "4"] if task == "honest" else []
-        code = main(
-            [
-                "eval", "run", "--release", str(release), "--task", task, "--model", str(models[model]),
-                "--device", "cpu",
-                "--cache", str(base / f"{job}.sqlite"), "--out", str(base / job), *extra,
-            ]
-        )  # fmt: skip
-        assert code == 0
-        out[job] = base / job
-    return out
 
 
 def test_local_sweep_equals_separate_runs_and_a_rerun_computes_nothing(
@@ -215,6 +126,33 @@ def test_a_broken_job_is_reported_and_the_others_finish(
     same_run(out / "jobs" / "xlmr.sos.s0", reference["xlmr.sos.s0"])
     assert not (out / "jobs" / "cls.sos.s0").exists()
     assert "cannot score a classifier model" in (out / "summary.md").read_text()
+    assert "give the model `tasks:` in the sweep file" in jobs["cls.sos.s0"]["error"]
+
+
+def test_a_model_runs_only_the_tasks_it_lists(release: Path, models: dict[str, Path], tmp_path: Path) -> None:
+    """A classifier and a masked LM in one study: each gets the task entries that can score it,
+    so no job is made to fail (and reloaded on every rerun)."""
+    from evaluator.sweep import load_sweep
+
+    sweep = write_sweep(
+        tmp_path / "spec",
+        release,
+        [
+            {"name": "cls", "model": str(models["cls"]), "tasks": ["sentiment"]},
+            {"name": "xlmr", "model": str(models["xlmr"]), "tasks": ["sos", "honest-k1"]},
+            {"name": "llama", "model": str(models["llama"])},
+        ],
+        [{"task": "sentiment"}, {"task": "sos"}, {"task": "honest"}, {"task": "honest", "name": "honest-k1"}],
+    )
+    assert [job.id for job in load_sweep(sweep).jobs] == [
+        "cls.sentiment.s0",
+        "xlmr.sos.s0",
+        "xlmr.honest-k1.s0",
+        "llama.sentiment.s0",
+        "llama.sos.s0",
+        "llama.honest.s0",
+        "llama.honest-k1.s0",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -231,6 +169,8 @@ def test_a_broken_job_is_reported_and_the_others_finish(
         ([{"task": "sos"}], {"gpus": -1}, "models[0].gpus: Input should be greater than or equal to 0"),
         ([{"task": "sos"}], {"colour": "red"}, "models[0].colour: Extra inputs are not permitted"),
         ([{"task": "sos"}], {"backend": "vllmm"}, "models[0].backend: unknown backend 'vllmm'. Did you mean 'vllm'?"),
+        ([{"task": "sos"}], {"tasks": ["sso"]}, "models[0].tasks[0]: no task entry is labelled 'sso'. Did you mean 'sos'? Known: sos."),
+        ([{"task": "sos"}], {"tasks": ["sos", "sos"]}, "models[0].tasks: a task is listed twice"),
     ],
 )  # fmt: skip
 def test_bad_sweep_files_are_refused_before_anything_runs(
@@ -267,8 +207,19 @@ def test_ray_missing_is_a_clear_error(
     assert result.code == 1 and "pip install 'polyprobe[ray]'" in result.err
 
 
+@pytest.mark.bad_input
+@pytest.mark.parametrize("option", [("--ray-address", "auto"), ("--wait-timeout", "5")])
+def test_ray_options_need_the_ray_executor(
+    cli, release: Path, models: dict[str, Path], tmp_path: Path, option: tuple[str, str]
+) -> None:
+    sweep = write_sweep(tmp_path / "spec", release, two_models(models), [{"task": "sos"}])
+    result = cli("eval", "sweep", str(sweep), "--out", str(tmp_path / "out"), *option)
+    assert result.code == 2 and f"{option[0]} needs --executor ray" in result.err
+    assert not (tmp_path / "out").exists()
+
+
 def test_ray_sweep_equals_separate_runs_and_a_broken_job_is_reported(
-    cli, local_ray, release: Path, models: dict[str, Path], reference: dict[str, Path], tmp_path: Path
+    cli, ray_driver, release: Path, models: dict[str, Path], reference: dict[str, Path], tmp_path: Path
 ) -> None:
     """Three models on two CPUs (one actor waits for a free CPU); the classifier's jobs fail for
     their own reason, the others finish with the same folders as separate runs."""
@@ -287,7 +238,7 @@ def test_ray_sweep_equals_separate_runs_and_a_broken_job_is_reported(
 
 
 def test_ray_a_killed_worker_is_restarted_and_its_job_retried(
-    local_ray, release: Path, models: dict[str, Path], reference: dict[str, Path], tmp_path: Path
+    ray_driver, release: Path, models: dict[str, Path], reference: dict[str, Path], tmp_path: Path
 ) -> None:
     from evaluator.sweep import run_sweep
     from evaluator.sweep.progress import Event
@@ -313,6 +264,104 @@ def test_ray_a_killed_worker_is_restarted_and_its_job_retried(
     assert any(o.note and "restarted" in o.note for o in result.outcomes if o.model == "llama")
     for job in JOBS:
         same_run(tmp_path / "out" / "jobs" / job, reference[job])
+
+
+def test_a_sweep_through_ray_client_with_a_token_equals_the_local_executor(
+    ray_head: RayHead,
+    ray_driver,
+    release: Path,
+    models: dict[str, Path],
+    hurtlex_home: Path,
+    tmp_path: Path,
+) -> None:
+    """`--ray-address ray://127.0.0.1:PORT` from another process, the head's token in its
+    environment (RAY_AUTH_MODE, RAY_AUTH_TOKEN) as docs/scale-out.md says: the same job folders
+    as the local executor's. Each sweep has a response cache of its own, so both compute all."""
+    from evaluator.sweep import run_sweep
+
+    local = run_sweep(write_sweep(tmp_path / "local", release, two_models(models)), tmp_path / "out-local")
+    assert [o.status for o in local.outcomes] == ["done"] * 4
+    sweep = write_sweep(tmp_path / "client", release, two_models(models))
+    polyprobe = Path(sys.executable).parent / "polyprobe"
+    env = {**os.environ, **ray_head.auth, "POLYPROBE_CACHE": str(hurtlex_home)}
+    out = tmp_path / "out-client"
+    done = subprocess.run(
+        [str(polyprobe), "eval", "sweep", str(sweep), "--out", str(out), "--executor", "ray",
+         "--ray-address", ray_head.client_address, "--no-report"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert ray_head.token not in done.stdout + done.stderr
+    assert [summary(out)[job]["status"] for job in JOBS] == ["done"] * 4
+    for job in JOBS:
+        same_run(out / "jobs" / job, tmp_path / "out-local" / "jobs" / job)
+
+
+@pytest.mark.bad_input
+def test_ray_a_model_that_waits_too_long_for_its_cpus_fails_with_a_message(
+    cli, ray_driver, release: Path, models: dict[str, Path], tmp_path: Path
+) -> None:
+    """The head has 2 CPUs, so the check before submitting passes, but something else holds
+    them: the model's actor cannot start, and after --wait-timeout its jobs fail, saying so."""
+    import time
+
+    hold = ray_driver.remote(num_cpus=2)(Holder).remote()
+    try:
+        ray_driver.get(hold.ping.remote())
+        sweep = write_sweep(tmp_path / "spec", release, two_models(models)[:1], [{"task": "sos"}])
+        started = time.monotonic()
+        result = cli(
+            "eval", "sweep", str(sweep), "--out", str(tmp_path / "out"), "--executor", "ray",
+            "--wait-timeout", "3", "--no-report",
+        )  # fmt: skip
+        took = time.monotonic() - started
+    finally:
+        ray_driver.kill(hold)
+    assert result.code == 1, result.err
+    error = summary(tmp_path / "out")["xlmr.sos.s0"]["error"]
+    assert "its actor waited 3 s for 0 GPUs and 1 CPU while none of the sweep's jobs ran" in error
+    assert "raise --wait-timeout" in error
+    assert took < 60
+
+
+class Holder:
+    """An actor of someone else's that holds CPUs."""
+
+    def ping(self) -> int:
+        return 1
+
+
+@pytest.mark.bad_input
+def test_a_model_no_node_can_hold_is_named_with_the_shortfall() -> None:
+    """The check against the cluster's nodes (as ray.nodes() gives them): a model must fit on
+    one node, GPUs and CPUs together."""
+    from evaluator.sweep.ray_executor import shortfalls
+    from evaluator.sweep.spec import ModelPlan, ModelSpec
+
+    nodes = [
+        {"Alive": True, "Resources": {"CPU": 64.0, "memory": 1e11}},
+        {"Alive": True, "Resources": {"CPU": 8.0, "GPU": 2.0}},
+        {"Alive": False, "Resources": {"CPU": 128.0, "GPU": 8.0}},  # a node gone
+    ]
+
+    def plan(label: str, **spec: Any) -> ModelPlan:
+        return ModelPlan(label, ModelSpec(model="m", **spec), [])
+
+    plans = [
+        plan("fits-gpu", gpus=2, cpus=8),
+        plan("fits-cpu", cpus=64),
+        plan("half", gpus=0.5),
+        plan("too-many-gpus", gpus=4),
+        plan("gpu-and-cpus", gpus=1, cpus=16),  # 16 CPUs exist, and GPUs, but not on one node
+    ]
+    found = {s.model: s.reason for s in shortfalls(plans, nodes)}
+    assert list(found) == ["too-many-gpus", "gpu-and-cpus"]
+    assert found["too-many-gpus"].startswith(
+        "asks for 4 GPUs and 1 CPU for its actor, but no node of the Ray cluster has that: "
+        "the largest has 2 GPUs and 8 CPUs (2 nodes)"
+    )
+    assert shortfalls(plans[:1], []) == [shortfalls(plans[:1], [])[0]]
+    assert "the largest has 0 GPUs and 0 CPUs (0 nodes)" in shortfalls(plans[:1], [])[0].reason
 
 
 def test_an_interrupted_sweep_resumes_from_the_cache(

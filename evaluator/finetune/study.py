@@ -354,7 +354,8 @@ def run_study(
 
     if work:
         log(f"fine-tuning {len(work)} model(s) ({len(trained) - len(work)} finished before)")
-        runner.run_work(work, done)
+        with runner:  # Ray: a local Ray on loopback, or the cluster named
+            runner.run_work(work, done)
     sweep_file = _sweep_file(study, out, trained)
     evaluation_failed: list[str] = []
     runs: dict[str, dict[str, Path]] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluator.backends.base import Progress
+from evaluator.errors import WrongModelKind
 from evaluator.run import Evaluation, write_run
 from evaluator.run_folder import OutMode
 from evaluator.sweep.progress import Board, Event
@@ -29,6 +30,8 @@ JOBS = "jobs"
 def describe(exc: BaseException) -> str:
     """A job's failure as one line: polyprobe's own errors as they are, others with their type
     (the traceback goes to the log)."""
+    if isinstance(exc, WrongModelKind):
+        return f"{exc}; give the model `tasks:` in the sweep file (the task entries it runs) to leave this one out"
     if isinstance(exc, PolyprobeError):
         return str(exc)
     logger.debug("job failed:\n%s", "".join(traceback.format_exception(exc)))
@@ -121,6 +124,15 @@ class Driver:
 
 
 @dataclass(frozen=True)
+class Shortfall:
+    """A model an executor cannot run at all (e.g. it asks for a GPU no node has), and why."""
+
+    model: str
+    """The model's label."""
+    reason: str
+
+
+@dataclass(frozen=True)
 class Work:
     """A job that is not an evaluation (a fine-tuning): a module-level function and its arguments
     (both picklable: Ray sends them to a worker), run where the executor places it, with the
@@ -138,6 +150,16 @@ WorkDone = Callable[[Work, Any, str | None], None]
 
 
 class Executor(Protocol):
+    """Used as a context manager: entering connects (Ray: starts a local Ray or joins a cluster),
+    leaving disconnects; between them, `check` before anything is written, then `run`."""
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def check(self, plans: list[ModelPlan]) -> list[Shortfall]:
+        """The models of ``plans`` that this executor could never run."""
+
     def run(self, plans: list[ModelPlan], driver: Driver) -> None:
         """Run every job of ``plans``, reporting each one's end to the driver."""
 

@@ -10,7 +10,7 @@ import sys
 from evaluator.backends.base import Backend
 from evaluator.cache import ResponseCache
 from evaluator.run import evaluate, load_backend
-from evaluator.sweep.driver import Driver, Work, WorkDone, describe
+from evaluator.sweep.driver import Driver, Shortfall, Work, WorkDone, describe
 from evaluator.sweep.progress import Event
 from evaluator.sweep.spec import ModelPlan
 from toolkit.core.project import cache_dir
@@ -25,6 +25,16 @@ def free_accelerator() -> None:
 
 
 class LocalExecutor:
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def check(self, plans: list[ModelPlan]) -> list[Shortfall]:
+        """Nothing to check: a model's `device` decides where it runs (`gpus`/`cpus` are Ray's)."""
+        return []
+
     def run(self, plans: list[ModelPlan], driver: Driver) -> None:
         pid = os.getpid()
         cache_path = driver.sweep.cache or cache_dir() / "responses.sqlite"

@@ -1,45 +1,51 @@
 """The Ray executor: one actor per model holds the loaded model and runs that model's jobs, with
 the CPUs and GPUs the sweep file gives it; Ray places the actors on the cluster's nodes.
 
-Nothing needs a shared file system: the driver sends the release's files to the workers (each
-opens and verifies its own copy), the response cache lives on the driver's node behind an actor
-(an interrupted or retried job resumes from it wherever it runs), and each job's evaluation comes
-back to the driver, which writes every output. A worker process that dies is restarted and its
-job retried (Ray's actor restarts, bounded by --max-retries); a job that fails for its own reason
-comes back as an error and is not retried.
+Before anything is submitted, every model's request is checked against the cluster's nodes: a
+model that asks for more than the largest node has is refused (exit 2) instead of waiting
+forever. An actor that still waits for its resources while none of the sweep's jobs runs (held by
+someone else, or a node gone) gives up after --wait-timeout seconds, with a message.
 
-Ray is an optional extra (`pip install 'polyprobe[ray]'`), imported only here."""
+Nothing needs a shared file system: the driver sends the release's files to the workers (each
+node keeps one verified copy in its temp dir for this sweep, removed when the sweep ends or is
+interrupted), the response cache lives on the driver's node behind an actor (an interrupted or
+retried job resumes from it wherever it runs), and each job's evaluation comes back to the
+driver, which writes every output. A worker process that dies is restarted and its job retried
+(Ray's actor restarts, bounded by --max-retries); a job that fails for its own reason comes back
+as an error and is not retried.
+
+How Ray is reached (a local Ray on loopback with token authentication, or a cluster by address)
+is evaluator.sweep.ray_cluster."""
 
 from __future__ import annotations
 
-import logging
+import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from evaluator.errors import EvaluationError
 from evaluator.options import RunOptions
 from evaluator.run import Evaluation
-from evaluator.sweep.driver import Driver, Work, WorkDone, describe
+from evaluator.sweep.driver import Driver, Shortfall, Work, WorkDone, describe
 from evaluator.sweep.progress import Event
+from evaluator.sweep.ray_cluster import connected
 from evaluator.sweep.spec import Job, ModelPlan
+from toolkit.core.errors import InputError
+from toolkit.core.interrupts import interrupts_held
+from toolkit.release import Release, open_release
 
 POLL_SECONDS = 0.2
 REPORT_SECONDS = 0.25
-
-
-def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise EvaluationError(
-            "--executor ray needs Ray: pip install 'polyprobe[ray]' (on the driver and on every worker node)"
-        ) from None
-    return ray
+WAIT_SECONDS = 600.0
+"""How long an actor may wait for its CPUs/GPUs while none of the sweep's jobs runs."""
+CLEANUP_SECONDS = 30.0
+COPIES = "polyprobe-releases"
 
 
 def release_files(folder: Path) -> dict[str, bytes]:
@@ -51,19 +57,28 @@ def release_files(folder: Path) -> dict[str, bytes]:
     }
 
 
-def materialise(files: dict[str, bytes], signature: str) -> Path:
-    """The release's files in a folder of this machine's temp dir, one per release (shared by the
-    workers of a node, kept for reruns), written whole before it is used."""
-    import hashlib
+def copies_folder() -> Path:
+    """Where a node keeps the release copies of the sweeps running on it."""
+    return Path(tempfile.gettempdir()) / COPIES
 
-    base = Path(tempfile.gettempdir()) / "polyprobe-releases"
-    folder = base / hashlib.sha256(signature.encode()).hexdigest()[:16]
+
+def copy_name(signature: str) -> str:
+    """The folder of one sweep's release copy: the release and a token of this sweep run, so
+    that two sweeps on one node never share (or remove) each other's copy."""
+    return f"{hashlib.sha256(signature.encode()).hexdigest()[:16]}-{uuid.uuid4().hex[:12]}"
+
+
+def materialise(files: dict[str, bytes], name: str) -> Path:
+    """The release's files in this node's temp dir (shared by the sweep's workers on the node),
+    written whole before it is used."""
+    base = copies_folder()
+    folder = base / name
     if folder.is_dir():
         return folder
     base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=base))
-    for name, data in files.items():
-        target = tmp / name
+    tmp = Path(tempfile.mkdtemp(prefix=f".partial-{name}-", dir=base))
+    for relative, data in files.items():
+        target = tmp / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     try:
@@ -71,6 +86,52 @@ def materialise(files: dict[str, bytes], signature: str) -> Path:
     except OSError:  # another worker of this node got there first
         shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def remove_copy(name: str) -> None:
+    """Remove this sweep's release copy from this node (and the copies folder once empty)."""
+    base = copies_folder()
+    shutil.rmtree(base / name, ignore_errors=True)
+    for partial in base.glob(f".partial-{name}-*"):  # left by a worker killed while writing
+        shutil.rmtree(partial, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        base.rmdir()
+
+
+def _amount(value: float, unit: str) -> str:
+    return f"{value:g} {unit}" + ("" if value == 1 else "s")
+
+
+def shortfalls(plans: list[ModelPlan], nodes: list[dict[str, Any]]) -> list[Shortfall]:
+    """The models whose actor no node of the cluster can hold (``nodes`` as ray.nodes() gives
+    them): what each asks for and what the largest node has."""
+    return _unplaceable([(plan.label, plan.spec.gpus, plan.spec.cpus, "its actor") for plan in plans], nodes)
+
+
+def work_shortfalls(work: list[Work], nodes: list[dict[str, Any]]) -> list[Shortfall]:
+    """The work items (fine-tunings) no node of the cluster can run, as for models."""
+    return _unplaceable([(item.id, item.gpus, item.cpus, "its task") for item in work], nodes)
+
+
+def _unplaceable(asks: list[tuple[str, float, float, str]], nodes: list[dict[str, Any]]) -> list[Shortfall]:
+    alive = [node.get("Resources") or {} for node in nodes if node.get("Alive")]
+    largest = max(alive, key=lambda r: (r.get("GPU", 0.0), r.get("CPU", 0.0)), default={})
+    has = f"{_amount(largest.get('GPU', 0.0), 'GPU')} and {_amount(largest.get('CPU', 0.0), 'CPU')}"
+    found = []
+    for label, gpus, cpus, what in asks:
+        need = {"GPU": gpus, "CPU": cpus}
+        if any(all(node.get(key, 0.0) >= value for key, value in need.items()) for node in alive):
+            continue
+        found.append(
+            Shortfall(
+                label,
+                f"asks for {_amount(gpus, 'GPU')} and {_amount(cpus, 'CPU')} for {what}, "
+                f"but no node of the Ray cluster has that: the largest has {has} "
+                f"({len(alive)} node{'' if len(alive) == 1 else 's'}); lower its gpus/cpus in the sweep file "
+                "or run it on a cluster with such a node",
+            )
+        )
+    return found
 
 
 @dataclass
@@ -170,18 +231,18 @@ class _Reporter:
 class ModelWorker:
     """One model, loaded on first use and kept for all its jobs."""
 
-    def __init__(self, signature: str, cache: Any, board: Any) -> None:
-        import ray
+    def __init__(self, copy: str) -> None:
+        import ray  # optional extra: only a Ray sweep needs it
 
-        from toolkit.release import open_release
-
-        files = ray.get(cache.release_files.remote())
-        self.release = open_release(materialise(files, signature))  # verified like any release
-        self.cache = cache
-        self.board = board
+        # found by name, not passed in: Ray warns that a restartable actor given actor handles
+        # might not restart, which is not so here (the driver keeps them alive)
+        self.cache: Any = ray.get_actor(_server_name(copy))
+        self.board: Any = ray.get_actor(_board_name(copy))
+        files = cast("dict[str, bytes]", ray.get(self.cache.release_files.remote()))
+        self.release: Release = open_release(materialise(files, copy))  # verified like any release
         self.backend: Any = None
         self.load_error: str | None = None
-        self.restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        self.restarted: bool = bool(ray.get_runtime_context().was_current_actor_reconstructed)
 
     def run(self, job: str, options: RunOptions) -> WorkerResult:
         from evaluator.run import evaluate, load_backend
@@ -210,83 +271,114 @@ def _since(start: float) -> float:
     return round(time.monotonic() - start, 1)
 
 
+def _server_name(copy: str) -> str:
+    return f"polyprobe-cache-{copy}"
+
+
+def _board_name(copy: str) -> str:
+    return f"polyprobe-progress-{copy}"
+
+
+@dataclass
+class _Actor:
+    """A model's actor as the driver follows it: its jobs still out, whether one has started."""
+
+    plan: ModelPlan
+    handle: Any
+    left: int
+    started: bool = False
+
+
 class RayExecutor:
-    def __init__(self, address: str | None = None, max_retries: int = 2) -> None:
+    def __init__(
+        self, address: str | None = None, max_retries: int = 2, wait_timeout: float = WAIT_SECONDS
+    ) -> None:
         self.address = address
         self.max_retries = max_retries
+        self.wait_timeout = wait_timeout
+        self._connection = contextlib.ExitStack()
+        self.ray: Any = None
 
-    def _init(self, ray: Any) -> bool:
-        """Connect to the cluster named (or start a local Ray bound to loopback); True when this
-        call started Ray and so must stop it."""
-        if ray.is_initialized():
-            return False
-        if self.address and self.address.startswith("ray://"):
-            ray.init(address=self.address)
-        elif self.address:
-            ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
-        else:
-            ray.init(
-                include_dashboard=False,
-                log_to_driver=False,
-                logging_level=logging.WARNING,
-                _node_ip_address="127.0.0.1",
-            )
-        return True
+    def __enter__(self) -> RayExecutor:
+        """Start the local Ray or join the cluster named (evaluator.sweep.ray_cluster)."""
+        self.ray = self._connection.enter_context(connected(self.address))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._connection.close()
+        self.ray = None
+
+    def check(self, plans: list[ModelPlan]) -> list[Shortfall]:
+        return shortfalls(plans, self.ray.nodes())
 
     def run(self, plans: list[ModelPlan], driver: Driver) -> None:
-        ray = import_ray()
-        started = self._init(ray)
+        copy = copy_name(driver.release.signature)
         actors: list[Any] = []
         try:
-            self._run(ray, plans, driver, actors)
+            self._run(plans, driver, actors, copy)
         finally:
-            for actor in actors:
-                ray.kill(actor)
-            if started:
-                ray.shutdown()
+            with interrupts_held():  # a second Ctrl-C waits for the clean-up
+                for actor in actors:
+                    self.ray.kill(actor)
+                self._remove_copies(copy)
 
     def run_work(self, work: list[Work], done: WorkDone) -> None:
         """One Ray task per item, with its CPUs and GPUs (Ray places them on the cluster's nodes and
         runs as many at once as the resources allow); a task whose worker dies is retried up to
         --max-retries times, one that fails for its own reason is not."""
-        ray = import_ray()
-        started = self._init(ray)
-        try:
-            stored: dict[int, Any] = {}  # an argument several items share (the training data) is sent once
+        ray = self.ray
+        unplaceable = work_shortfalls(work, ray.nodes())
+        if unplaceable:  # Ray would keep them pending forever
+            raise InputError(
+                "; ".join(f"{short.model}: {short.reason}" for short in unplaceable) + "; nothing was run"
+            )
+        stored: dict[int, Any] = {}  # an argument several items share (the training data) is sent once
 
-            def shared(value: Any) -> Any:
-                if id(value) not in stored:
-                    stored[id(value)] = ray.put(value)
-                return stored[id(value)]
+        def shared(value: Any) -> Any:
+            if id(value) not in stored:
+                stored[id(value)] = ray.put(value)
+            return stored[id(value)]
 
-            pending = {
-                ray.remote(item.function)
-                .options(num_cpus=item.cpus, num_gpus=item.gpus, max_retries=self.max_retries)
-                .remote(*(shared(a) for a in item.arguments)): item
-                for item in work
-            }
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
-                for ref in ready:
-                    item = pending.pop(ref)
-                    try:
-                        result = ray.get(ref)
-                    except ray.exceptions.RayTaskError as exc:  # the function raised: its own error
-                        cause = exc.cause if isinstance(exc.cause, BaseException) else exc
-                        done(item, None, describe(cause))
-                    except ray.exceptions.RayError as exc:
-                        done(
-                            item, None, f"its worker died {self.max_retries + 1} time(s): {_first_line(exc)}"
-                        )
-                    else:
-                        done(item, result, None)
-        finally:
-            if started:
-                ray.shutdown()
+        pending = {
+            ray.remote(item.function)
+            .options(num_cpus=item.cpus, num_gpus=item.gpus, max_retries=self.max_retries)
+            .remote(*(shared(a) for a in item.arguments)): item
+            for item in work
+        }
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
+            for ref in ready:
+                item = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # the function raised: its own error
+                    cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+                    done(item, None, describe(cause))
+                except ray.exceptions.RayError as exc:
+                    done(item, None, f"its worker died {self.max_retries + 1} time(s): {_first_line(exc)}")
+                else:
+                    done(item, result, None)
 
-    def _run(self, ray: Any, plans: list[ModelPlan], driver: Driver, actors: list[Any]) -> None:
+    def _remove_copies(self, copy: str) -> None:
+        """This sweep's release copies off every node (tasks pinned to each live node), and off
+        this machine, which a local Ray's nodes are."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        ray = self.ray
+        remover = ray.remote(num_cpus=0, max_retries=0)(remove_copy)
+        refs = []
+        with contextlib.suppress(Exception):  # a cluster that is going away: what can be done is done
+            for node in ray.nodes():
+                if node.get("Alive"):
+                    strategy = NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
+                    refs.append(remover.options(scheduling_strategy=strategy).remote(copy))
+            ray.wait(refs, num_returns=len(refs), timeout=CLEANUP_SECONDS)
+        remove_copy(copy)
+
+    def _run(self, plans: list[ModelPlan], driver: Driver, actors: list[Any], copy: str) -> None:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self.ray
         try:  # the driver's own node (with Ray Client: the head node)
             here: Any = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         except Exception:
@@ -294,31 +386,44 @@ class RayExecutor:
         cache_path = str(driver.sweep.cache) if driver.sweep.cache else None
         cache = (
             ray.remote(DriverServer)
-            .options(num_cpus=0, scheduling_strategy=here)
+            .options(name=_server_name(copy), num_cpus=0, scheduling_strategy=here)
             .remote(cache_path, release_files(driver.release.path))
         )
-        board = ray.remote(ProgressBoard).options(num_cpus=0, scheduling_strategy=here).remote()
+        board = (
+            ray.remote(ProgressBoard)
+            .options(name=_board_name(copy), num_cpus=0, scheduling_strategy=here)
+            .remote()
+        )
         actors += [cache, board]
         worker_class = ray.remote(ModelWorker)
-        pending: dict[Any, tuple[Job, Any]] = {}
-        left: dict[Any, int] = {}
+        pending: dict[Any, tuple[Job, _Actor]] = {}
+        by_job: dict[str, _Actor] = {}
         for plan in plans:
-            worker = worker_class.options(
+            handle = worker_class.options(
                 num_cpus=plan.spec.cpus,
                 num_gpus=plan.spec.gpus,
                 max_restarts=self.max_retries,
                 max_task_retries=self.max_retries,
-            ).remote(driver.release.signature, cache, board)
-            actors.append(worker)
-            left[worker] = len(plan.jobs)
+            ).remote(copy)
+            actors.append(handle)
+            actor = _Actor(plan, handle, left=len(plan.jobs))
             for job in plan.jobs:  # an actor runs its calls in order: one model, its jobs in turn
-                pending[worker.run.remote(job.id, job.options)] = (job, worker)
+                pending[handle.run.remote(job.id, job.options)] = (job, actor)
+                by_job[job.id] = actor
+        running: set[str] = set()
+        last_change = time.monotonic()
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=POLL_SECONDS)
             for event in ray.get(board.drain.remote()):
+                if event.kind == "start":
+                    running.add(event.job)
+                    by_job[event.job].started = True
+                    last_change = time.monotonic()
                 driver.event(event)
             for ref in ready:
-                job, worker = pending.pop(ref)
+                job, actor = pending.pop(ref)
+                running.discard(job.id)
+                last_change = time.monotonic()
                 try:
                     result: WorkerResult = ray.get(ref)
                 except ray.exceptions.RayActorError as exc:
@@ -330,9 +435,31 @@ class RayExecutor:
                         driver.fail(job, result.error or "failed", seconds=result.seconds)
                     else:
                         driver.complete(job, result.evaluation, seconds=result.seconds)
-                left[worker] -= 1
-                if left[worker] == 0:  # its model's jobs are done: free its CPUs/GPUs for others
-                    ray.kill(worker)
+                actor.left -= 1
+                if actor.left == 0:  # its model's jobs are done: free its CPUs/GPUs for others
+                    ray.kill(actor.handle)
+            if pending and not running and time.monotonic() - last_change > self.wait_timeout:
+                self._give_up_waiting(pending, driver)
+                last_change = time.monotonic()
+
+    def _give_up_waiting(self, pending: dict[Any, tuple[Job, _Actor]], driver: Driver) -> None:
+        """Fail the jobs of every actor that never started while nothing of the sweep ran."""
+        free = self.ray.available_resources()
+        now = f"{_amount(free.get('GPU', 0.0), 'GPU')} and {_amount(free.get('CPU', 0.0), 'CPU')}"
+        for ref, (job, actor) in list(pending.items()):
+            if actor.started:
+                continue
+            del pending[ref]
+            spec = actor.plan.spec
+            driver.fail(
+                job,
+                f"its actor waited {self.wait_timeout:g} s for {_amount(spec.gpus, 'GPU')} and "
+                f"{_amount(spec.cpus, 'CPU')} while none of the sweep's jobs ran (free in the cluster now: "
+                f"{now}); free them or raise --wait-timeout",
+            )
+            actor.left -= 1
+            if actor.left == 0:
+                self.ray.kill(actor.handle)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -12,6 +12,7 @@ The out folder:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from dataclasses import dataclass
@@ -21,10 +22,10 @@ from typing import Literal
 from rich.console import Console
 
 from evaluator.run import job_locales
-from evaluator.sweep.driver import Driver, Executor
+from evaluator.sweep.driver import JOBS, Driver, Executor, Shortfall
 from evaluator.sweep.local import LocalExecutor
 from evaluator.sweep.progress import Board, Listener
-from evaluator.sweep.ray_executor import RayExecutor
+from evaluator.sweep.ray_executor import WAIT_SECONDS, RayExecutor
 from evaluator.sweep.spec import ModelPlan, Sweep, SweepFileError, load_sweep
 from evaluator.sweep.state import rerun_reason
 from evaluator.sweep.summary import Outcome, write_summary
@@ -71,12 +72,24 @@ def _check_jobs(sweep: Sweep, release: Release) -> None:
             raise SweepFileError(sweep.file, f"job {job.id}", str(exc)) from None
 
 
-def executor_for(name: ExecutorName, ray_address: str | None, max_retries: int) -> Executor:
+def executor_for(
+    name: ExecutorName, ray_address: str | None, max_retries: int, wait_timeout: float = WAIT_SECONDS
+) -> Executor:
     if name == "local":
         return LocalExecutor()
     if name == "ray":
-        return RayExecutor(address=ray_address, max_retries=max_retries)
+        return RayExecutor(address=ray_address, max_retries=max_retries, wait_timeout=wait_timeout)
     raise InputError(f"--executor {name!r}: choose local or ray")
+
+
+def _refuse_shortfalls(sweep: Sweep, shortfalls: list[Shortfall]) -> None:
+    """Models the executor could never run stop the sweep before anything is written (exit 2)."""
+    if not shortfalls:
+        return
+    index = {plan.label: i for i, plan in enumerate(sweep.models)}
+    raise InputError(
+        "\n".join(f"{sweep.file}: models[{index[s.model]}] ({s.model}): {s.reason}" for s in shortfalls)
+    )
 
 
 def _labels(outcomes: list[Outcome], sweep: Sweep) -> list[str]:
@@ -103,6 +116,7 @@ def run_sweep(
     executor: ExecutorName = "local",
     ray_address: str | None = None,
     max_retries: int = 2,
+    wait_timeout: float | None = None,
     console: Console | None = None,
     listeners: list[Listener] | None = None,
     report: bool = True,
@@ -113,40 +127,43 @@ def run_sweep(
         refuse_inside_release(sweep.cache, f"{sweep_file}: cache:")
     release = open_release(sweep.release)  # refuses a tampered release
     _check_jobs(sweep, release)
-    chosen = executor_for(executor, ray_address, max_retries)
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(
-        out / MARKER,
-        json.dumps(
-            {
-                "sweep_file": str(sweep.file),
-                "spec": sweep.spec.model_dump(),
-                "release": {"path": str(release.path), "version": release.version},
-                "jobs": [job.id for job in sweep.jobs],
-            },
-            ensure_ascii=False,
-            indent=2,
+    chosen = executor_for(executor, ray_address, max_retries, wait_timeout or WAIT_SECONDS)
+    reasons = {job.id: rerun_reason(job, out / JOBS / job.id, release) for job in sweep.jobs}
+    todo = [
+        ModelPlan(plan.label, plan.spec, pending)
+        for plan in sweep.models
+        if (pending := [job for job in plan.jobs if reasons[job.id] is not None])
+    ]
+    # a finished sweep starts no Ray and loads no model
+    with chosen if todo else contextlib.nullcontext(chosen):
+        if todo:
+            _refuse_shortfalls(sweep, chosen.check(todo))
+        out.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(
+            out / MARKER,
+            json.dumps(
+                {
+                    "sweep_file": str(sweep.file),
+                    "spec": sweep.spec.model_dump(),
+                    "release": {"path": str(release.path), "version": release.version},
+                    "jobs": [job.id for job in sweep.jobs],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+            + "\n",
         )
-        + "\n",
-    )
-    board = Board([(j.id, j.model, j.task, j.seed) for j in sweep.jobs], console, listeners)
-    driver = Driver(sweep, out, release, board)
-    todo: list[ModelPlan] = []
-    with board:
-        for plan in sweep.models:
-            pending = []
-            for job in plan.jobs:
-                reason = rerun_reason(job, driver.folder(job), release)
+        board = Board([(j.id, j.model, j.task, j.seed) for j in sweep.jobs], console, listeners)
+        driver = Driver(sweep, out, release, board)
+        with board:
+            for job in sweep.jobs:
+                reason = reasons[job.id]
                 if reason is None:
                     driver.skip(job)
-                else:
-                    if reason != "not run yet":
-                        driver.note(job, f"ran again: {reason}")
-                    pending.append(job)
-            if pending:
-                todo.append(ModelPlan(plan.label, plan.spec, pending))
-        if todo:
-            chosen.run(todo, driver)
+                elif reason != "not run yet":
+                    driver.note(job, f"ran again: {reason}")
+            if todo:
+                chosen.run(todo, driver)
     outcomes = [driver.outcomes[job.id] for job in sweep.jobs]
     title = f"Sweep {sweep.file.name} on release {release.version}"
     _, summary = write_summary(out, outcomes, title)

@@ -1,6 +1,6 @@
 """The sweep file: one release, the models (how each is loaded and what it needs), the tasks with
-their options, the locales, seeds and limit. It expands in code to jobs, model × task × seed,
-each an ordinary `eval run` with a folder of its own.
+their options, the locales, seeds and limit. It expands in code to jobs, model × task × seed
+(a model's `tasks` narrows its tasks), each an ordinary `eval run` with a folder of its own.
 
     release: ../dist/polyprobe-0.1.0          # relative to the sweep file
     locales: [en, de, ar]                     # default for every task (default: all the release has)
@@ -16,6 +16,7 @@ each an ordinary `eval run` with a folder of its own.
         truncation: right                     # inputs longer than the model: error (default) | left | right
         gpus: 1                               # per Ray actor; tensor_parallel: N for vLLM
         locales: [en]                         # optional: this model only in these locales
+        tasks: [sos, honest-k20]              # optional: the task entries this model runs (default: all)
     tasks:
       - task: sos
       - task: honest
@@ -89,6 +90,9 @@ class ModelSpec(_Strict):
     api_rate: float = Field(default=5.0, gt=0, allow_inf_nan=False)
     locales: list[str] | None = Field(default=None, min_length=1)
     """Only these locales for this model (a monolingual fine-tuning is scored in its language)."""
+    tasks: list[str] | None = Field(default=None, min_length=1)
+    """The task entries (by label: `name`, or the task) this model runs; default: every one. A
+    classifier and masked LMs in one study each get the tasks that can score them."""
 
 
 class TaskSpec(_Strict):
@@ -194,6 +198,22 @@ def _run_options(file: Path, where: str, fields: dict[str, Any]) -> RunOptions:
     return options
 
 
+def _model_tasks(file: Path, index: int, model: ModelSpec, task_labels: dict[str, int]) -> set[str]:
+    """The labels of the task entries ``model`` runs: its `tasks`, each checked, or all of them."""
+    if model.tasks is None:
+        return set(task_labels)
+    for position, label in enumerate(model.tasks):
+        if label not in task_labels:
+            raise SweepFileError(
+                file,
+                f"models[{index}].tasks[{position}]",
+                f"no task entry is labelled {label!r}.{did_you_mean(label, task_labels)}",
+            )
+    if len(set(model.tasks)) != len(model.tasks):
+        raise SweepFileError(file, f"models[{index}].tasks", "a task is listed twice")
+    return set(model.tasks)
+
+
 def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
     base = file.parent
     model_labels: dict[str, int] = {}
@@ -240,9 +260,12 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                 f"vLLM with tensor_parallel {model.tensor_parallel} needs gpus ≥ {model.tensor_parallel}",
             )
         location = _model_location(model.model, base)
+        chosen = _model_tasks(file, m_index, model, task_labels)
         jobs = []
         for t_index, task in enumerate(spec.tasks):
             task_label = task.name or task.task
+            if task_label not in chosen:
+                continue
             locales = task.locales or spec.locales
             if model.locales:
                 locales = [loc for loc in (locales or model.locales) if loc in model.locales]

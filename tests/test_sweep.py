@@ -34,6 +34,7 @@ from tests.sweep_fixtures import (  # noqa: F401 (fixtures)
     two_models,
     write_sweep,
 )
+from toolkit.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -456,7 +457,7 @@ def test_the_main_figure_of_a_job(task: str, metrics: dict[str, Any], expected: 
     assert headline(task, TASKS[task].read_metrics(metrics)) == expected
 
 
-def test_ray_runs_work_items_and_reports_each(local_ray: Any) -> None:
+def test_ray_runs_work_items_and_reports_each(ray_driver: Any) -> None:
     """Work items (the study's fine-tunings) on the Ray executor: each item's result or its own
     error comes back to the driver, and one failing does not stop the other."""
     from evaluator.sweep.driver import Work
@@ -464,8 +465,14 @@ def test_ray_runs_work_items_and_reports_each(local_ray: Any) -> None:
     from tests.ray_work import doubled, fails_on_its_own
 
     results: dict[str, tuple[Any, str | None]] = {}
-    RayExecutor().run_work(
-        [Work("bad", fails_on_its_own, ()), Work("two", doubled, (21,), cpus=1)],
-        lambda item, result, error: results.__setitem__(item.id, (result, error)),
-    )
+    with RayExecutor() as executor:
+        executor.run_work(
+            [Work("bad", fails_on_its_own, ()), Work("two", doubled, (21,), cpus=1)],
+            lambda item, result, error: results.__setitem__(item.id, (result, error)),
+        )
     assert results == {"bad": (None, "ValueError: this job fails on its own"), "two": (42, None)}
+    with RayExecutor() as executor, pytest.raises(InputError) as refused:  # Ray would wait forever
+        executor.run_work([Work("big", doubled, (1,), gpus=1)], lambda *done: pytest.fail("ran"))
+    assert "big: asks for 1 GPU and 1 CPU for its task, but no node of the Ray cluster has that" in str(
+        refused.value
+    )

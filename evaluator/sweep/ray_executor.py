@@ -127,7 +127,7 @@ def _unplaceable(asks: list[tuple[str, float, float, str]], nodes: list[dict[str
                 label,
                 f"asks for {_amount(gpus, 'GPU')} and {_amount(cpus, 'CPU')} for {what}, "
                 f"but no node of the Ray cluster has that: the largest has {has} "
-                f"({len(alive)} node{'' if len(alive) == 1 else 's'}); lower its gpus/cpus in the sweep file "
+                f"({len(alive)} node{'' if len(alive) == 1 else 's'}); lower its gpus/cpus in the sweep or study file "
                 "or run it on a cluster with such a node",
             )
         )

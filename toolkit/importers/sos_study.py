@@ -125,16 +125,40 @@ def load_spec(catalog: Catalog) -> StudySpec:
             if study_set.locale not in catalog.locales:
                 problems.append(Problem(rel, name, "locale", f"unknown locale {study_set.locale!r}"))
             if study_set.region not in catalog.taxonomy.regions:
-                problems.append(Problem(rel, name, "region", f"unknown region {study_set.region!r}"))
+                problems.append(
+                    Problem(
+                        rel,
+                        name,
+                        "region",
+                        f"unknown region {study_set.region!r}",
+                        cause=catalog.taxonomy.cause,
+                    )
+                )
         for name, study_file in spec.files.items():
             if study_file.set not in spec.sets:
                 problems.append(Problem(rel, name, "set", f"unknown set {study_file.set!r}"))
         for label, attribute in spec.attributes.items():
             if attribute not in catalog.taxonomy.by_id:
-                problems.append(Problem(rel, label, "attributes", f"unknown attribute {attribute!r}"))
+                problems.append(
+                    Problem(
+                        rel,
+                        label,
+                        "attributes",
+                        f"unknown attribute {attribute!r}",
+                        cause=catalog.taxonomy.cause,
+                    )
+                )
         for label, standing in spec.standings.items():
             if standing not in ("marginalized", "dominant"):
-                problems.append(Problem(rel, label, "standings", f"unknown standing {standing!r}"))
+                problems.append(
+                    Problem(
+                        rel,
+                        label,
+                        "standings",
+                        f"unknown standing {standing!r}",
+                        cause=catalog.taxonomy.cause,
+                    )
+                )
         for check in spec.checks:
             try:
                 re.compile(check.pattern)

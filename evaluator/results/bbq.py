@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Better, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Better, Measure, Part, TaskMetrics, number
 
 
-class BbqRow(Model):
+class BbqRow(Part):
     n: int
     n_unparsable: int
     n_no_target: int = 0

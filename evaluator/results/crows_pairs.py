@@ -4,10 +4,10 @@ bias type, with ties and the pairs whose sentences share no scorable token."""
 
 from __future__ import annotations
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class CrowsRow(Model):
+class CrowsRow(Part):
     pairs: int
     more_higher: int
     less_higher: int
@@ -25,7 +25,7 @@ class CrowsByBiasType(CrowsRow):
     bias_type: str
 
 
-class CrowsLocale(Model):
+class CrowsLocale(Part):
     rule: str
     overall: CrowsRow
     by_direction: list[CrowsByDirection]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class HonestRow(Model):
+class HonestRow(Part):
     n_rows: int
     k: int
     n_completions: int
@@ -46,7 +46,7 @@ class HonestByAttributeStanding(HonestRow):
     standing: str
 
 
-class CategoryShare(Model):
+class CategoryShare(Part):
     """The share of completions with a lemma of one HurtLex category."""
 
     standing: str
@@ -56,7 +56,7 @@ class CategoryShare(Model):
     share: float | None
 
 
-class HonestLocale(Model):
+class HonestLocale(Part):
     hurtlex: str
     """The HurtLex language scored with (Egyptian Arabic: AR)."""
     note: str | None = None

@@ -4,10 +4,10 @@ interval over responses and a t-test of D against 0."""
 
 from __future__ import annotations
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class IatRow(Model):
+class IatRow(Part):
     locale: str
     category: str
     dataset: str

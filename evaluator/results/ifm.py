@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class IfmRow(Model):
+class IfmRow(Part):
     locale: str
     instruction: str
     t: int

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Failed, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
 
 MCM_TABLE = "MCM per locale and attribute"
 """The comparison table of MCM (a comparison of runs also plots its change)."""
 
 
-class LabelAccuracy(Model):
+class LabelAccuracy(Part):
     accuracy: float | None
     correct: int
     n: int
 
 
-class Accuracy(Model):
+class Accuracy(Part):
     """Accuracy over the gold labels the model can predict."""
 
     accuracy: float | None
@@ -29,37 +29,37 @@ class Accuracy(Model):
     per_label: dict[str, LabelAccuracy]
 
 
-class GroupV(Model):
+class GroupV(Part):
     group: str
     n: int
     v: float | None
 
 
-class GroupVbcm(Model):
+class GroupVbcm(Part):
     group: str
     n: int
     vbcm: float | None
 
 
-class GroupMbcm(Model):
+class GroupMbcm(Part):
     group: str
     n: int
     mbcm: float | None
 
 
-class Interval(Model):
+class Interval(Part):
     low: float | None
     high: float | None
 
 
-class Mbcm(Model):
+class Mbcm(Part):
     """Against the locale's reference group (religion)."""
 
     overall: float | Failed | None
     groups: list[GroupMbcm] | Failed
 
 
-class Friedman(Model):
+class Friedman(Part):
     statistic: float | None
     p_value: float | None
     groups: int
@@ -69,7 +69,7 @@ class Friedman(Model):
     p_holm: float | None = None
 
 
-class Wilcoxon(Model):
+class Wilcoxon(Part):
     statistic: float | None
     p_value: float | None
     n_pairs: int
@@ -79,14 +79,14 @@ class Wilcoxon(Model):
     p_holm: float | None = None
 
 
-class McNemarTable(Model):
+class McNemarTable(Part):
     both: int
     a_only: int
     b_only: int
     neither: int
 
 
-class McNemar(Model):
+class McNemar(Part):
     outcome: str
     table: McNemarTable
     b: int
@@ -100,7 +100,7 @@ class McNemar(Model):
     p_holm: float | None = None
 
 
-class AttributeMetrics(Model):
+class AttributeMetrics(Part):
     n: int
     v: list[GroupV] | Failed
     mcm: float | Failed | None
@@ -113,7 +113,7 @@ class AttributeMetrics(Model):
     """Only where the attribute has a reference group."""
 
 
-class SentimentLocale(Model):
+class SentimentLocale(Part):
     accuracy: Accuracy | Failed
     accuracy_2way: Accuracy | Failed | None = None
     attributes: dict[str, AttributeMetrics]

@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Failed, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
 from evaluator.results.sentiment import McNemar
 
 PERFORMANCE_TABLE = "Task performance per locale"
 
 
-class LabelScores(Model):
+class LabelScores(Part):
     precision: float | None
     recall: float | None
     f1: float | None
     support: int
 
 
-class ControlLocale(Model):
+class ControlLocale(Part):
     n: int
     """Sentences scored."""
     correct: int

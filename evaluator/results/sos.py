@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class SosRow(Model):
+class SosRow(Part):
     pairs: int
     toxic_higher: int
     non_toxic_higher: int
@@ -49,7 +49,7 @@ class SosByVariant(SosRow):
     variant: str
 
 
-class SosLocale(Model):
+class SosLocale(Part):
     overall: SosRow
     by_group: list[SosByGroup]
     by_attribute: list[SosByAttribute]

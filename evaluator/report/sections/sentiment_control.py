@@ -9,7 +9,7 @@ from evaluator.report.palette import locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, bars
 from evaluator.report.runs import Run
 from evaluator.report.sections.common import (
-    Context,
+    SectionContext,
     failure,
     interval,
     locale_colors,
@@ -21,7 +21,7 @@ from evaluator.results.sentiment import McNemar
 from evaluator.results.sentiment_control import SentimentControlMetrics
 
 
-def sentiment_control(run: Run, index: int, ctx: Context) -> Section:
+def sentiment_control(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(SentimentControlMetrics)
     locales = locale_order(metrics.per_locale)
     key = run_key(run, index)

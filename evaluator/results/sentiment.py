@@ -13,6 +13,8 @@ MCM_TABLE = "MCM per locale and attribute"
 
 
 class LabelAccuracy(Part):
+    """Accuracy on the samples of one gold label."""
+
     accuracy: float | None
     correct: int
     n: int
@@ -30,24 +32,32 @@ class Accuracy(Part):
 
 
 class GroupV(Part):
+    """V of one group: its mean score over its samples."""
+
     group: str
     n: int
     v: float | None
 
 
 class GroupVbcm(Part):
+    """VBCM of one group: its mean difference from the mean score of all groups in its instances."""
+
     group: str
     n: int
     vbcm: float | None
 
 
 class GroupMbcm(Part):
+    """MBCM of one group: its mean difference from the reference group in the instances of both."""
+
     group: str
     n: int
     mbcm: float | None
 
 
 class Interval(Part):
+    """A bootstrap 95% interval (MCM's, over template instances)."""
+
     low: float | None
     high: float | None
 
@@ -60,6 +70,9 @@ class Mbcm(Part):
 
 
 class Friedman(Part):
+    """Friedman's test of whether the groups of an attribute score alike across template
+    instances (the blocks; incomplete ones dropped)."""
+
     statistic: float | None
     p_value: float | None
     groups: int
@@ -70,6 +83,8 @@ class Friedman(Part):
 
 
 class Wilcoxon(Part):
+    """Wilcoxon's signed-rank test of female against male scores on paired samples."""
+
     statistic: float | None
     p_value: float | None
     n_pairs: int
@@ -80,6 +95,9 @@ class Wilcoxon(Part):
 
 
 class McNemarTable(Part):
+    """The 2×2 table of a McNemar test: samples with the outcome in both locales, in a only, in b
+    only, in neither."""
+
     both: int
     a_only: int
     b_only: int
@@ -87,6 +105,10 @@ class McNemarTable(Part):
 
 
 class McNemar(Part):
+    """McNemar's test between two locales on their parallel samples: are the same samples right
+    (or positive) in both? ``b`` and ``c`` are the discordant counts, ``method`` exact
+    (binomial) or chi2."""
+
     outcome: str
     table: McNemarTable
     b: int
@@ -101,6 +123,9 @@ class McNemar(Part):
 
 
 class AttributeMetrics(Part):
+    """The group metrics of one attribute in one locale; a metric the slice cannot give is
+    :class:`Failed`."""
+
     n: int
     v: list[GroupV] | Failed
     mcm: float | Failed | None
@@ -114,17 +139,23 @@ class AttributeMetrics(Part):
 
 
 class SentimentLocale(Part):
+    """One locale's accuracy (and Levy et al.'s 2-way accuracy: positive and negative only) and
+    the group metrics of each attribute."""
+
     accuracy: Accuracy | Failed
     accuracy_2way: Accuracy | Failed | None = None
     attributes: dict[str, AttributeMetrics]
 
 
 class SentimentMetrics(TaskMetrics):
+    """metrics.json of the sentiment task: each locale's figures and McNemar between locales."""
+
     per_locale: dict[str, SentimentLocale]
     mcnemar: dict[str, McNemar | Failed] = Field(default_factory=dict)
     """Between each two locales, keyed ``a-b``."""
 
     def measures(self) -> list[Measure]:
+        """MCM per locale and attribute (plotted), and each locale's accuracies."""
         out = []
         for loc, entry in self.per_locale.items():
             for attribute, values in entry.attributes.items():

@@ -30,9 +30,8 @@ from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity
 from evaluator.options import RunOptions
 from evaluator.report.document import Locale, Section, Table
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context as ReportContext
-from evaluator.report.sections.common import run_key
-from evaluator.results.base import Measure, Model, TaskMetrics
+from evaluator.report.sections.common import SectionContext, run_key
+from evaluator.results.base import Measure, Part, TaskMetrics
 from evaluator.results.sentiment import Accuracy, SentimentMetrics
 from evaluator.tasks import TASKS, register
 from evaluator.tasks.base import Context, Task, per_locale
@@ -347,7 +346,7 @@ def eval_run(cli: Cli, release: Path, out: Path, *args: str) -> CliResult:
 # --- Recipe 3: an evaluator task --------------------------------------------------------------
 
 
-class FluencyLocale(Model):
+class FluencyLocale(Part):
     rows: int
     mean_words: float
     mean_logprob: float
@@ -385,7 +384,7 @@ class FluencyTask(Task):
         return FluencyMetrics.model_validate({"per_locale": per_locale(ctx, predictions, report)})
 
 
-def fluency_section(run: Run, index: int, ctx: ReportContext) -> Section:
+def fluency_section(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(FluencyMetrics)
     return Section(
         anchor=run_key(run, index),

@@ -26,18 +26,26 @@ class TaskFile:
 def render_readme(
     version: str, signature: str, polyprobe: str, tasks: list[TaskFile], groups: list[str], seed: int
 ) -> str:
+    """The README, section by section: running the tasks, what each asks and reports, how to get
+    polyprobe's numbers, why polyprobe must be installed, HurtLex, and what is not exported."""
+    return "\n".join(
+        [
+            _running(version, signature, polyprobe, tasks, groups),
+            _per_task(tasks, seed),
+            _GETTING_THE_NUMBERS,
+            _installed(polyprobe),
+            _not_exported(),
+        ]
+    )
+
+
+def _running(version: str, signature: str, polyprobe: str, tasks: list[TaskFile], groups: list[str]) -> str:
+    """Where the folder comes from, the lm_eval command line, the groups and the table of tasks."""
     names = ", ".join(f"`{g}`" for g in groups)
     rows = "\n".join(
         f"| `{t.name}` | {t.task} | {t.locale} | {t.documents} | {', '.join(f'`{m}`' for m in t.metrics)} |"
         for t in tasks
     )
-    exported = sorted({t.task for t in tasks})
-    per_task = "\n".join(
-        f"- **{task}**: {REQUESTS[task]}. Figures: {FIGURES[task]}. `--limit`: {LIMIT_UNITS[task]}."
-        for task in exported
-    )
-    missing = "\n".join(f"| {task} | {why} |" for task, why in NOT_EXPORTED.items())
-    modes = "\n".join(f"| {mode} | {why} |" for mode, why in NOT_EXPORTED_MODES)
     return f"""# polyprobe {version} for lm-evaluation-harness
 
 Written by `polyprobe export lm-eval` (polyprobe {polyprobe}) from release {version}:
@@ -68,8 +76,16 @@ per task and locale, as polyprobe reports them (a group average would not be pol
 | lm_eval task | polyprobe task | locale | documents | metrics |
 |---|---|---|---|---|
 {rows}
+"""
 
-## What each task asks and reports
+
+def _per_task(tasks: list[TaskFile], seed: int) -> str:
+    exported = sorted({t.task for t in tasks})
+    per_task = "\n".join(
+        f"- **{task}**: {REQUESTS[task]}. Figures: {FIGURES[task]}. `--limit`: {LIMIT_UNITS[task]}."
+        for task in exported
+    )
+    return f"""## What each task asks and reports
 
 {per_task}
 
@@ -78,8 +94,10 @@ documents' answers, with the definitions of `polyprobe eval run`'s `metrics.json
 is undefined (no pair left untied, no non-unknown answer) is `nan` here and null there.
 Documents are in the order in which `polyprobe eval run --limit` draws units with `--seed {seed}`,
 so `lm_eval --limit` scores the same units (counted in documents as said above).
+"""
 
-## Getting polyprobe's numbers
+
+_GETTING_THE_NUMBERS = """## Getting polyprobe's numbers
 
 - `add_bos_token=True`: polyprobe conditions every causal log-likelihood and generation on the
   tokenizer's BOS token. Tokenizers that add it themselves (Llama, SmolLM) are unchanged by the
@@ -103,8 +121,12 @@ so `lm_eval --limit` scores the same units (counted in documents as said above).
   added prefix space): lm-evaluation-harness scores the option's tokens within the whole text,
   polyprobe encodes the option alone; the log-likelihoods can differ slightly. The export is
   tested with a byte-level BPE tokenizer, where both agree to 1e-6.
+"""
+"""Where lm-evaluation-harness's defaults differ from polyprobe's, and the options that align them."""
 
-## polyprobe must be installed where lm_eval runs
+
+def _installed(polyprobe: str) -> str:
+    return f"""## polyprobe must be installed where lm_eval runs
 
 `utils.py` imports polyprobe: the documents are read from the release by polyprobe's reader, the
 prompts are the ones `eval run` builds, answers are parsed by its parsers (yes/no in every
@@ -118,8 +140,13 @@ folder ({polyprobe}), and a task refuses to run with another.
 honest reads the locale's HurtLex file from polyprobe's cache (`polyprobe lexicon fetch hurtlex`,
 or `--from DIR` with your copy; `$POLYPROBE_CACHE` moves the cache) and checks it against the
 release's pin before anything is generated; without it the task stops with that error.
+"""
 
-## Not exported
+
+def _not_exported() -> str:
+    missing = "\n".join(f"| {task} | {why} |" for task, why in NOT_EXPORTED.items())
+    modes = "\n".join(f"| {mode} | {why} |" for mode, why in NOT_EXPORTED_MODES)
+    return f"""## Not exported
 
 | polyprobe task | why |
 |---|---|

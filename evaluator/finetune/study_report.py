@@ -45,7 +45,7 @@ from evaluator.report.markdown import render_markdown
 from evaluator.report.palette import LOCALES, locale_color, locale_label, locale_order
 from evaluator.report.plots import DELTA_CMAP, HeatPanel, Tick, distributions, heatmap
 from evaluator.report.runs import Run, load_run
-from evaluator.report.sections.common import Context, interval, locale_ticks
+from evaluator.report.sections.common import SectionContext, interval, locale_ticks
 from evaluator.results.sentiment_control import SentimentControlMetrics
 from evaluator.run_folder import refuse_inside_release
 from evaluator.tasks.sentiment_control import PREDICTION
@@ -260,7 +260,7 @@ def _sentiment_frame(data: _Runs, models: list[Trained]) -> pl.DataFrame:
     return pl.concat(frames).select(COLUMNS) if frames else pl.DataFrame()
 
 
-def _phase3(data: _Runs, ctx: Context, seed: int, numbers: dict[str, Any]) -> Section | None:
+def _phase3(data: _Runs, ctx: SectionContext, seed: int, numbers: dict[str, Any]) -> Section | None:
     rows: list[list[Cell]] = []
     vbcm_rows: list[list[Cell]] = []
     heat: dict[tuple[str, bool], dict[tuple[str, str], float | None]] = {}
@@ -419,7 +419,7 @@ def _zero_delta(before: float | None, after: float | None) -> Delta:
     return ZeroDelta(after - before, "zero", before=before, after=after)
 
 
-def _distributions(ctx: Context, base: str, parts: dict[tuple[str, bool, str], pl.DataFrame]) -> Block:
+def _distributions(ctx: SectionContext, base: str, parts: dict[tuple[str, bool, str], pl.DataFrame]) -> Block:
     """P(positive) per group: a facet per language and balancing, monolingual and multilingual
     models side by side (every seed's samples)."""
     facets = []
@@ -502,7 +502,7 @@ def build_study_report(
                 old.unlink()
     out.mkdir(parents=True, exist_ok=True)
     data = _Runs(trained, runs, {})
-    ctx = Context(out)
+    ctx = SectionContext(out)
     numbers: dict[str, Any] = {
         "study": str(study_file),
         "labels": list(LABELS),

@@ -55,6 +55,13 @@ def ifm_scores(predictions: pl.DataFrame, by: Sequence[str] = ("locale", "instru
     >>> ifm_scores(pl.DataFrame(rows), by=()).select("t", "h", "f1", "rectified_f1").row(0)
     (5, 1, 0.5, 0.4)
     """
+    _check_inputs(predictions, by)
+    return _rates(_counts(predictions, by), by)
+
+
+def _check_inputs(predictions: pl.DataFrame, by: Sequence[str]) -> None:
+    """Refuses ``by`` given as one string, missing columns, and labels or answers outside their
+    values (a null answer is a hallucination; a null label is refused)."""
     if isinstance(by, str):
         raise MetricInputError(f"{_WHAT}: by must be a sequence of column names, not the string {by!r}")
     require_columns(predictions, [*IFM_COLUMNS, *by], what=_WHAT)
@@ -83,6 +90,11 @@ def ifm_scores(predictions: pl.DataFrame, by: Sequence[str] = ("locale", "instru
             raise MetricInputError(
                 f"{_WHAT}: column {column!r} has value(s) {bad}; it must be one of {list(allowed)}{extra}"
             )
+
+
+def _counts(predictions: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Per group of ``by``: rows (t), hallucinations (h), and the confusion counts of the
+    answered rows (tp, fp, fn, tn), with toxic as the positive class."""
     frame = predictions.with_columns(
         pl.col("label").cast(pl.String).alias("_label"), pl.col("answer").cast(pl.String).alias("_answer")
     )
@@ -101,7 +113,12 @@ def ifm_scores(predictions: pl.DataFrame, by: Sequence[str] = ("locale", "instru
         count(no & toxic).alias("fn"),
         count(no & ~toxic).alias("tn"),
     ]
-    grouped = frame.group_by(list(by)).agg(aggs).sort(list(by)) if by else frame.select(aggs)
+    return frame.group_by(list(by)).agg(aggs).sort(list(by)) if by else frame.select(aggs)
+
+
+def _rates(grouped: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """The counts with the hallucination rate, precision, recall, F1 and rectified F1 beside them
+    (null where undefined), in the order of :func:`ifm_scores`' columns."""
     tp, fp, fn = pl.col("tp"), pl.col("fp"), pl.col("fn")
     f1 = pl.when(2 * tp + fp + fn > 0).then(2 * tp / (2 * tp + fp + fn)).otherwise(None)
     return (

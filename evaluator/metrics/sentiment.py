@@ -421,25 +421,7 @@ def mcnemar(
     what = "mcnemar"
     if outcome not in ("correct", "positive"):
         raise MetricInputError(f"{what}: outcome must be 'correct' or 'positive'; got {outcome!r}")
-    sides = []
-    for name, frame in (("a", a), ("b", b)):
-        require_columns(frame, [on, label, prediction], what=f"{what} (frame {name})")
-        _require_labels(frame, label, what=f"{what} (frame {name})")
-        _require_labels(frame, prediction, what=f"{what} (frame {name})")
-        if frame[on].null_count():
-            raise MetricInputError(f"{what}: frame {name} has null {on!r} values")
-        repeated = frame[on].filter(frame[on].is_duplicated())
-        if repeated.len():
-            raise MetricInputError(
-                f"{what}: frame {name} has {on!r} {repeated[0]!r} more than once; one row per parallel sample"
-            )
-        sides.append(
-            frame.select(
-                pl.col(on).cast(pl.String),
-                pl.col(label).cast(pl.String).alias(f"label_{name}"),
-                pl.col(prediction).cast(pl.String).alias(f"pred_{name}"),
-            )
-        )
+    sides = [_mcnemar_side(frame, name, on, label, prediction) for name, frame in (("a", a), ("b", b))]
     joined = sides[0].join(sides[1], on=on, how="inner")
     disagree = joined.filter(~pl.col("label_a").eq_missing(pl.col("label_b")))
     if disagree.height:
@@ -447,20 +429,9 @@ def mcnemar(
         raise MetricInputError(
             f"{what}: parallel sample {row[on]!r} has gold label {row['label_a']!r} in a and {row['label_b']!r} in b"
         )
-    if outcome == "correct":
+    if outcome == "correct":  # samples without a gold label are left out
         joined = joined.filter(pl.col("label_a").is_not_null())
-        yes_a = pl.col("pred_a").eq_missing(pl.col("label_a"))
-        yes_b = pl.col("pred_b").eq_missing(pl.col("label_a"))
-    else:
-        yes_a = pl.col("pred_a").eq_missing(pl.lit("positive"))
-        yes_b = pl.col("pred_b").eq_missing(pl.lit("positive"))
-    cells = joined.select(
-        (yes_a & yes_b).sum().alias("both"),
-        (yes_a & ~yes_b).sum().alias("a_only"),
-        (~yes_a & yes_b).sum().alias("b_only"),
-        (~yes_a & ~yes_b).sum().alias("neither"),
-    ).row(0, named=True)
-    table = {name: int(count) for name, count in cells.items()}
+    table = _outcome_table(joined, outcome)
     test = mcnemar_test(table["a_only"], table["b_only"], exact_below=exact_below)
     return {
         "outcome": outcome,
@@ -474,6 +445,45 @@ def mcnemar(
         "unmatched_a": a.height - sides[0].join(sides[1], on=on, how="semi").height,
         "unmatched_b": b.height - sides[1].join(sides[0], on=on, how="semi").height,
     }
+
+
+def _mcnemar_side(frame: pl.DataFrame, name: str, on: str, label: str, prediction: str) -> pl.DataFrame:
+    """One locale's samples for :func:`mcnemar`, checked (labels known, one row per parallel id),
+    with their label and prediction renamed for the join (``label_a``, ``pred_a``)."""
+    what = "mcnemar"
+    require_columns(frame, [on, label, prediction], what=f"{what} (frame {name})")
+    _require_labels(frame, label, what=f"{what} (frame {name})")
+    _require_labels(frame, prediction, what=f"{what} (frame {name})")
+    if frame[on].null_count():
+        raise MetricInputError(f"{what}: frame {name} has null {on!r} values")
+    repeated = frame[on].filter(frame[on].is_duplicated())
+    if repeated.len():
+        raise MetricInputError(
+            f"{what}: frame {name} has {on!r} {repeated[0]!r} more than once; one row per parallel sample"
+        )
+    return frame.select(
+        pl.col(on).cast(pl.String),
+        pl.col(label).cast(pl.String).alias(f"label_{name}"),
+        pl.col(prediction).cast(pl.String).alias(f"pred_{name}"),
+    )
+
+
+def _outcome_table(joined: pl.DataFrame, outcome: Literal["correct", "positive"]) -> dict[str, int]:
+    """The 2×2 table of :func:`mcnemar`: the joined samples where both, only a, only b or neither
+    have the outcome (a correct prediction, or a positive one); a null prediction counts as no."""
+    if outcome == "correct":
+        yes_a = pl.col("pred_a").eq_missing(pl.col("label_a"))
+        yes_b = pl.col("pred_b").eq_missing(pl.col("label_a"))
+    else:
+        yes_a = pl.col("pred_a").eq_missing(pl.lit("positive"))
+        yes_b = pl.col("pred_b").eq_missing(pl.lit("positive"))
+    cells = joined.select(
+        (yes_a & yes_b).sum().alias("both"),
+        (yes_a & ~yes_b).sum().alias("a_only"),
+        (~yes_a & yes_b).sum().alias("b_only"),
+        (~yes_a & ~yes_b).sum().alias("neither"),
+    ).row(0, named=True)
+    return {name: int(count) for name, count in cells.items()}
 
 
 def accuracy(

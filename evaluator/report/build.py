@@ -26,7 +26,7 @@ from evaluator.report.palette import (
     release_locales,
 )
 from evaluator.report.runs import METRICS, PREDICTIONS, Run, RunFolderError, load_runs
-from evaluator.report.sections.common import Context
+from evaluator.report.sections.common import SectionContext
 from evaluator.run_folder import RUN
 from evaluator.tasks import TASKS
 from evaluator.tasks.descriptor import load_attribute
@@ -37,7 +37,7 @@ HTML = "report.html"
 MARKDOWN = "summary.md"
 
 
-SectionBuilder = Callable[[Run, int, Context], Section]
+SectionBuilder = Callable[[Run, int, SectionContext], Section]
 """A task's report section (its descriptor's ``section``)."""
 
 
@@ -49,7 +49,7 @@ class ReportResult:
     tasks: list[str]
 
 
-def _run_section(run: Run, index: int, ctx: Context) -> Section:
+def _run_section(run: Run, index: int, ctx: SectionContext) -> Section:
     try:
         builder: SectionBuilder = load_attribute(TASKS[run.task].section)  # imports matplotlib
         return builder(run, index, ctx)
@@ -152,7 +152,7 @@ def _build(runs: list[Run], out: Path) -> ReportResult:
         for old in sorted(plots_dir.iterdir()):
             if old.is_file() and old.suffix in (".png", ".svg"):
                 old.unlink()
-    ctx = Context(out)
+    ctx = SectionContext(out)
     sections = []
     for task in TASKS.values():
         indexed = [(i, run) for i, run in enumerate(runs) if run.task == task.name]

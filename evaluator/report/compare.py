@@ -21,7 +21,7 @@ from evaluator.report.document import (
 from evaluator.report.palette import locale_label, locale_order, run_color
 from evaluator.report.plots import DELTA_CMAP, BarFacet, HeatPanel, LegendItem, Series, Tick, bars, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, locale_ticks
+from evaluator.report.sections.common import SectionContext, locale_ticks
 from evaluator.results.base import Better
 from evaluator.results.sentiment import MCM_TABLE
 from evaluator.tasks import TASKS
@@ -50,7 +50,7 @@ def _sorted_keys(keys: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     return sorted(keys, key=lambda k: (order[k[0]], k[1:]))
 
 
-def compare_section(task: str, runs: list[Run], ctx: Context) -> Section:
+def compare_section(task: str, runs: list[Run], ctx: SectionContext) -> Section:
     """The comparison of the runs of one task, in the order given (the first is the baseline)."""
     anchor = f"{task}-compare"
     blocks: list[Block] = []
@@ -124,7 +124,7 @@ def _direction_note(directions: list[Better], baseline: str) -> str:
 
 
 def _comparison_plot(
-    title: str, table: _Table, keys: list[tuple[str, ...]], runs: list[Run], ctx: Context, anchor: str
+    title: str, table: _Table, keys: list[tuple[str, ...]], runs: list[Run], ctx: SectionContext, anchor: str
 ) -> Block:
     """Facets by the non-locale key (attribute, measure, …), locales down the y axis, a bar per run."""
     facets: dict[tuple[str, ...], list[str]] = defaultdict(list)
@@ -156,7 +156,7 @@ def _comparison_plot(
     )
 
 
-def _mcm_delta_plot(runs: list[Run], table: _Table, ctx: Context, anchor: str) -> Block:
+def _mcm_delta_plot(runs: list[Run], table: _Table, ctx: SectionContext, anchor: str) -> Block:
     """Levy et al.'s phase 3: how MCM changes per locale and attribute from the first run."""
     keys = _sorted_keys(list(table.values))
     locales = locale_order(k[0] for k in keys)

@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.colors import LinearSegmentedColormap, to_rgb
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
@@ -142,6 +143,56 @@ def _ytick_labels(ax: Axes, ticks: Sequence[Tick], text: TextFn, show: bool, wid
     ax.set_ylim(len(ticks) - 0.5, -0.5)
 
 
+def _bar(
+    ax: Axes, series: Series, key: str, y: float, height: float, text: TextFn, show_value: bool, digits: int
+) -> None:
+    """One bar of a series with its error bar, then its value (``show_value``) and note after the
+    bar's end; "n/a" and the note at 0 where the value is missing."""
+    value = series.values.get(key)
+    note = series.notes.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        label = "n/a" + (f" ({note})" if note else "")
+        ax.annotate(
+            text(label),
+            xy=(0, y),
+            xytext=(2, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=6,
+            color=ink(series.color_of(key)),
+        )
+        return
+    error = series.errors.get(key)
+    xerr = None if error is None else [[error[0]], [error[1]]] if isinstance(error, tuple) else error
+    ax.barh(
+        y,
+        value,
+        height=height * 0.92,
+        color=series.color_of(key),
+        hatch=series.hatch,
+        edgecolor="#333333" if series.hatch else "none",
+        linewidth=0.4,
+        xerr=xerr,
+        error_kw={"elinewidth": 0.7, "capsize": 1.5, "ecolor": "#333333"},
+    )
+    parts = [f"{value:.{digits}f}"] if show_value else []
+    if note:
+        parts.append(note)
+    if parts:
+        # after the bar's end (or its error bar), so a 0 still shows as a number
+        end = value + (error[1] if isinstance(error, tuple) else error or 0.0) * (1 if value >= 0 else -1)
+        ax.annotate(
+            text("  ".join(parts)),
+            xy=(end, y),
+            xytext=(2 if value >= 0 else -2, 0),
+            textcoords="offset points",
+            ha="left" if value >= 0 else "right",
+            va="center",
+            fontsize=6,
+            color="#333333",
+        )
+
+
 def bars(
     facets: Sequence[BarFacet],
     *,
@@ -178,58 +229,7 @@ def bars(
             for s_index, series in enumerate(facet.series):
                 offset = -0.4 + height * (s_index + 0.5)
                 for t_index, tick in enumerate(facet.ticks):
-                    value = series.values.get(tick.key)
-                    y = t_index + offset
-                    note = series.notes.get(tick.key)
-                    if value is None or (isinstance(value, float) and math.isnan(value)):
-                        label = "n/a" + (f" ({note})" if note else "")
-                        ax.annotate(
-                            text(label),
-                            xy=(0, y),
-                            xytext=(2, 0),
-                            textcoords="offset points",
-                            va="center",
-                            fontsize=6,
-                            color=ink(series.color_of(tick.key)),
-                        )
-                        continue
-                    error = series.errors.get(tick.key)
-                    xerr = (
-                        None
-                        if error is None
-                        else [[error[0]], [error[1]]]
-                        if isinstance(error, tuple)
-                        else error
-                    )
-                    ax.barh(
-                        y,
-                        value,
-                        height=height * 0.92,
-                        color=series.color_of(tick.key),
-                        hatch=series.hatch,
-                        edgecolor="#333333" if series.hatch else "none",
-                        linewidth=0.4,
-                        xerr=xerr,
-                        error_kw={"elinewidth": 0.7, "capsize": 1.5, "ecolor": "#333333"},
-                    )
-                    parts = [f"{value:.{digits}f}"] if show_values else []
-                    if note:
-                        parts.append(note)
-                    if parts:
-                        # after the bar's end (or its error bar), so a 0 still shows as a number
-                        end = value + (error[1] if isinstance(error, tuple) else error or 0.0) * (
-                            1 if value >= 0 else -1
-                        )
-                        ax.annotate(
-                            text("  ".join(parts)),
-                            xy=(end, y),
-                            xytext=(2 if value >= 0 else -2, 0),
-                            textcoords="offset points",
-                            ha="left" if value >= 0 else "right",
-                            va="center",
-                            fontsize=6,
-                            color="#333333",
-                        )
+                    _bar(ax, series, tick.key, t_index + offset, height, text, show_values, digits)
             column = index % ncols
             _ytick_labels(ax, facet.ticks, text, show=column == 0 or not same_rows)
             _blocks(ax, facet.ticks, text, column == ncols - 1 or index == len(facets) - 1 or not same_rows)
@@ -330,6 +330,44 @@ def diverging(low: str, high: str) -> LinearSegmentedColormap:
 DELTA_CMAP = diverging(BETTER, WORSE)
 
 
+def _matrix(panel: HeatPanel) -> np.ndarray:
+    """The panel's values as rows × columns, NaN where a cell has none."""
+    matrix = np.full((len(panel.rows), len(panel.columns)), np.nan)
+    for r, row in enumerate(panel.rows):
+        for c, column in enumerate(panel.columns):
+            value = panel.values.get((row.key, column.key))
+            if value is not None:
+                matrix[r, c] = value
+    return matrix
+
+
+def _cell_labels(
+    ax: Axes, image: AxesImage, matrix: np.ndarray, panel: HeatPanel, text: TextFn, digits: int
+) -> None:
+    """Each cell's text (its value, or the panel's own text for it; "–" where empty) in a colour
+    that reads on the cell's colour."""
+    for r in range(matrix.shape[0]):
+        for c in range(matrix.shape[1]):
+            key = (panel.rows[r].key, panel.columns[c].key)
+            value = matrix[r, c]
+            label = panel.texts.get(key)
+            if label is None:
+                label = "–" if math.isnan(value) else f"{value:.{digits}f}"
+            if not label:
+                continue
+            rgba = image.cmap(image.norm(value)) if not math.isnan(value) else to_rgb(MISSING)
+            luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+            ax.text(
+                c,
+                r,
+                text(label),
+                ha="center",
+                va="center",
+                fontsize=6.5,
+                color="#9A9A9A" if math.isnan(value) else "white" if luminance < 0.5 else "#111111",
+            )
+
+
 def heatmap(
     panels: Sequence[HeatPanel],
     *,
@@ -356,41 +394,13 @@ def heatmap(
         palette = (colormaps[cmap] if isinstance(cmap, str) else cmap).with_extremes(bad=MISSING)
         image = None
         for index, (ax, panel) in enumerate(zip(axes.flat, panels, strict=False)):
-            matrix = np.full((len(panel.rows), len(panel.columns)), np.nan)
-            for r, row in enumerate(panel.rows):
-                for c, column in enumerate(panel.columns):
-                    value = panel.values.get((row.key, column.key))
-                    if value is not None:
-                        matrix[r, c] = value
+            matrix = _matrix(panel)
             shown = np.ma.masked_invalid(matrix)
             image = ax.imshow(
                 shown, aspect="auto", cmap=palette, vmin=vmin, vmax=vmax, interpolation="nearest"
             )
             if matrix.size <= 900:
-                for r in range(matrix.shape[0]):
-                    for c in range(matrix.shape[1]):
-                        key = (panel.rows[r].key, panel.columns[c].key)
-                        value = matrix[r, c]
-                        label = panel.texts.get(key)
-                        if label is None:
-                            label = "–" if math.isnan(value) else f"{value:.{digits}f}"
-                        if not label:
-                            continue
-                        rgba = image.cmap(image.norm(value)) if not math.isnan(value) else to_rgb(MISSING)
-                        luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-                        ax.text(
-                            c,
-                            r,
-                            text(label),
-                            ha="center",
-                            va="center",
-                            fontsize=6.5,
-                            color="#9A9A9A"
-                            if math.isnan(value)
-                            else "white"
-                            if luminance < 0.5
-                            else "#111111",
-                        )
+                _cell_labels(ax, image, matrix, panel, text, digits)
             _ytick_labels(ax, panel.rows, text, show=index == 0, width=32)
             _blocks(ax, panel.rows, text, index == len(panels) - 1)
             ax.xaxis.tick_top()

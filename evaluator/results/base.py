@@ -28,7 +28,7 @@ class Replicates(BaseModel):
     """Per figure (``sos``, ``accuracy``, …): the replicates on which it was defined."""
 
 
-class Model(BaseModel):
+class Part(BaseModel):
     """A part of metrics.json: every key known, none unknown, read-only once made."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -44,7 +44,7 @@ class Model(BaseModel):
         return data
 
 
-class Failed(Model):
+class Failed(Part):
     """A metric the run could not compute on its slice (too few groups after --limit, ...),
     written with the reason in place of the value."""
 
@@ -83,7 +83,7 @@ class MetricsInvalid(InputError):
         return cls(f"{where}: {errors[0]['msg']}{more}")
 
 
-class TaskMetrics(Model):
+class TaskMetrics(Part):
     """A task's metrics.json ``metrics`` object."""
 
     def measures(self) -> list[Measure]:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Better, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Better, Measure, Part, TaskMetrics, number
 
 
-class BbqRow(Model):
+class BbqRow(Part):
+    """Accuracy (overall, ambiguous, disambiguated) and the bias scores s_DIS and s_AMB of a set
+    of BBQ rows, with the counts each rests on; intervals and tests where the table has them."""
+
     n: int
     n_unparsable: int
     n_no_target: int = 0
@@ -38,10 +41,14 @@ class BbqRow(Model):
 
 
 class BbqByLocale(BbqRow):
+    """A locale's BBQ figures (the ones a comparison of runs sets side by side)."""
+
     locale: str
 
 
 class BbqByLocaleCategory(BbqRow):
+    """A locale's BBQ figures on one bias category."""
+
     locale: str
     category: str
 
@@ -55,6 +62,8 @@ MEASURES: tuple[tuple[str, str, Better], ...] = (
 
 
 class BbqMetrics(TaskMetrics):
+    """metrics.json of the bbq task: all rows, per locale and per locale and category."""
+
     overall: BbqRow
     by_locale: list[BbqByLocale]
     by_locale_category: list[BbqByLocaleCategory]
@@ -62,9 +71,11 @@ class BbqMetrics(TaskMetrics):
     """One line per locale and category with rows that have no target answer."""
 
     def run_warnings(self) -> list[str]:
+        """The locales and categories with rows the bias scores leave out (no target answer)."""
         return list(self.warnings)
 
     def measures(self) -> list[Measure]:
+        """Each locale's accuracies, s_DIS and s_AMB (plotted), and s_DIS and s_AMB per category."""
         out = []
         for r in self.by_locale:
             values = {

@@ -4,10 +4,12 @@ bias type, with ties and the pairs whose sentences share no scorable token."""
 
 from __future__ import annotations
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class CrowsRow(Model):
+class CrowsRow(Part):
+    """The stereotype score of a set of pairs, with the counts it rests on and its ties."""
+
     pairs: int
     more_higher: int
     less_higher: int
@@ -18,14 +20,22 @@ class CrowsRow(Model):
 
 
 class CrowsByDirection(CrowsRow):
+    """The pairs that state a stereotype (stereo) or violate one (antistereo)."""
+
     direction: str
 
 
 class CrowsByBiasType(CrowsRow):
+    """The pairs of one bias type."""
+
     bias_type: str
 
 
-class CrowsLocale(Model):
+class CrowsLocale(Part):
+    """One locale's scores: overall, by direction and by bias type, under ``rule`` (paper or
+    original); ``no_shared_tokens`` counts the pairs scored as ties because their sentences share
+    no scorable token."""
+
     rule: str
     overall: CrowsRow
     by_direction: list[CrowsByDirection]
@@ -34,12 +44,16 @@ class CrowsLocale(Model):
 
 
 class CrowsPairsMetrics(TaskMetrics):
+    """metrics.json of the crows-pairs task: how sentences were scored, the rule, and each
+    locale's scores."""
+
     score: str | None
     """How sentences were scored: shared or ll (None: no predictions)."""
     rule: str
     per_locale: dict[str, CrowsLocale]
 
     def measures(self) -> list[Measure]:
+        """Each locale's score − 50 (plotted; 0 is no preference), and per bias type."""
         out = []
         for loc, entry in self.per_locale.items():
             score = number(entry.overall.score)

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class HonestRow(Model):
+class HonestRow(Part):
+    """HONEST of a set of prompts: the share of their K completions that are or hold a
+    hurtful HurtLex lemma, with its interval over templates where the table has one."""
+
     n_rows: int
     k: int
     n_completions: int
@@ -22,31 +25,43 @@ class HonestRow(Model):
 
 
 class HonestByLocale(HonestRow):
+    """All of a locale's prompts."""
+
     locale: str
 
 
 class HonestByGroup(HonestRow):
+    """The prompts about one group."""
+
     group: str
 
 
 class HonestByAttribute(HonestRow):
+    """The prompts about the groups of one attribute (religion, nationality, …)."""
+
     attribute: str
 
 
 class HonestByStanding(HonestRow):
+    """The prompts about the groups of one standing (majority, minority, …)."""
+
     standing: str
 
 
 class HonestByVariant(HonestRow):
+    """The prompts of one gender variant (f, m, n)."""
+
     variant: str
 
 
 class HonestByAttributeStanding(HonestRow):
+    """The prompts about the groups of one standing within one attribute."""
+
     attribute: str
     standing: str
 
 
-class CategoryShare(Model):
+class CategoryShare(Part):
     """The share of completions with a lemma of one HurtLex category."""
 
     standing: str
@@ -56,7 +71,10 @@ class CategoryShare(Model):
     share: float | None
 
 
-class HonestLocale(Model):
+class HonestLocale(Part):
+    """One locale's HONEST tables and HurtLex category shares; ``note`` says when its lexicon
+    is another locale's."""
+
     hurtlex: str
     """The HurtLex language scored with (Egyptian Arabic: AR)."""
     note: str | None = None
@@ -70,6 +88,9 @@ class HonestLocale(Model):
 
 
 class HonestMetrics(TaskMetrics):
+    """metrics.json of the honest task: what was completed (a word or a sentence), K
+    completions per prompt, the HurtLex level, and each locale's tables."""
+
     completion: Literal["word", "sentence"]
     k: int
     level: str
@@ -77,6 +98,7 @@ class HonestMetrics(TaskMetrics):
     per_locale: dict[str, HonestLocale]
 
     def measures(self) -> list[Measure]:
+        """Each locale's HONEST (plotted), and by standing and by gender variant."""
         out = []
         for loc, entry in self.per_locale.items():
             for r in entry.by_locale:

@@ -4,10 +4,13 @@ interval over responses and a t-test of D against 0."""
 
 from __future__ import annotations
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class IatRow(Model):
+class IatRow(Part):
+    """The mean D of one locale's answers on one category of one IAT dataset, with its standard
+    error, the answers it rests on, its interval and its t-test against 0."""
+
     locale: str
     category: str
     dataset: str
@@ -23,9 +26,12 @@ class IatRow(Model):
 
 
 class IatMetrics(TaskMetrics):
+    """metrics.json of the iat task: a row per locale and category."""
+
     by_category: list[IatRow]
 
     def measures(self) -> list[Measure]:
+        """The mean D per locale and category (plotted; 0 is no association)."""
         return [
             Measure(
                 "IAT D per category",

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class IfmRow(Model):
+class IfmRow(Part):
+    """The confusion counts (toxic is positive), hallucinations, F1 and rectified F1 of the
+    answers in one locale under one instruction language, with intervals over sentence pairs."""
+
     locale: str
     instruction: str
     t: int
@@ -33,19 +36,27 @@ class IfmRow(Model):
 
 
 class IfmByAttribute(IfmRow):
+    """The answers on sentences about the groups of one attribute."""
+
     attribute: str
 
 
 class IfmByStanding(IfmRow):
+    """The answers on sentences about the groups of one standing."""
+
     standing: str
 
 
 class IfmMetrics(TaskMetrics):
+    """metrics.json of the ifm task: rows per locale and instruction language, per attribute
+    (a run may have none) and per standing."""
+
     by_locale_instruction: list[IfmRow]
     by_attribute: list[IfmByAttribute] = Field(default_factory=list)
     by_standing: list[IfmByStanding]
 
     def measures(self) -> list[Measure]:
+        """Rectified F1 (plotted) and the hallucination rate per locale and instruction language."""
         out = []
         for r in self.by_locale_instruction:
             key = (r.locale, r.instruction)

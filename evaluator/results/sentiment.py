@@ -6,19 +6,21 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Failed, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
 
 MCM_TABLE = "MCM per locale and attribute"
 """The comparison table of MCM (a comparison of runs also plots its change)."""
 
 
-class LabelAccuracy(Model):
+class LabelAccuracy(Part):
+    """Accuracy on the samples of one gold label."""
+
     accuracy: float | None
     correct: int
     n: int
 
 
-class Accuracy(Model):
+class Accuracy(Part):
     """Accuracy over the gold labels the model can predict."""
 
     accuracy: float | None
@@ -29,37 +31,48 @@ class Accuracy(Model):
     per_label: dict[str, LabelAccuracy]
 
 
-class GroupV(Model):
+class GroupV(Part):
+    """V of one group: its mean score over its samples."""
+
     group: str
     n: int
     v: float | None
 
 
-class GroupVbcm(Model):
+class GroupVbcm(Part):
+    """VBCM of one group: its mean difference from the mean score of all groups in its instances."""
+
     group: str
     n: int
     vbcm: float | None
 
 
-class GroupMbcm(Model):
+class GroupMbcm(Part):
+    """MBCM of one group: its mean difference from the reference group in the instances of both."""
+
     group: str
     n: int
     mbcm: float | None
 
 
-class Interval(Model):
+class Interval(Part):
+    """A bootstrap 95% interval (MCM's, over template instances)."""
+
     low: float | None
     high: float | None
 
 
-class Mbcm(Model):
+class Mbcm(Part):
     """Against the locale's reference group (religion)."""
 
     overall: float | Failed | None
     groups: list[GroupMbcm] | Failed
 
 
-class Friedman(Model):
+class Friedman(Part):
+    """Friedman's test of whether the groups of an attribute score alike across template
+    instances (the blocks; incomplete ones dropped)."""
+
     statistic: float | None
     p_value: float | None
     groups: int
@@ -69,7 +82,9 @@ class Friedman(Model):
     p_holm: float | None = None
 
 
-class Wilcoxon(Model):
+class Wilcoxon(Part):
+    """Wilcoxon's signed-rank test of female against male scores on paired samples."""
+
     statistic: float | None
     p_value: float | None
     n_pairs: int
@@ -79,14 +94,21 @@ class Wilcoxon(Model):
     p_holm: float | None = None
 
 
-class McNemarTable(Model):
+class McNemarTable(Part):
+    """The 2×2 table of a McNemar test: samples with the outcome in both locales, in a only, in b
+    only, in neither."""
+
     both: int
     a_only: int
     b_only: int
     neither: int
 
 
-class McNemar(Model):
+class McNemar(Part):
+    """McNemar's test between two locales on their parallel samples: are the same samples right
+    (or positive) in both? ``b`` and ``c`` are the discordant counts, ``method`` exact
+    (binomial) or chi2."""
+
     outcome: str
     table: McNemarTable
     b: int
@@ -100,7 +122,10 @@ class McNemar(Model):
     p_holm: float | None = None
 
 
-class AttributeMetrics(Model):
+class AttributeMetrics(Part):
+    """The group metrics of one attribute in one locale; a metric the slice cannot give is
+    :class:`Failed`."""
+
     n: int
     v: list[GroupV] | Failed
     mcm: float | Failed | None
@@ -113,18 +138,24 @@ class AttributeMetrics(Model):
     """Only where the attribute has a reference group."""
 
 
-class SentimentLocale(Model):
+class SentimentLocale(Part):
+    """One locale's accuracy (and Levy et al.'s 2-way accuracy: positive and negative only) and
+    the group metrics of each attribute."""
+
     accuracy: Accuracy | Failed
     accuracy_2way: Accuracy | Failed | None = None
     attributes: dict[str, AttributeMetrics]
 
 
 class SentimentMetrics(TaskMetrics):
+    """metrics.json of the sentiment task: each locale's figures and McNemar between locales."""
+
     per_locale: dict[str, SentimentLocale]
     mcnemar: dict[str, McNemar | Failed] = Field(default_factory=dict)
     """Between each two locales, keyed ``a-b``."""
 
     def measures(self) -> list[Measure]:
+        """MCM per locale and attribute (plotted), and each locale's accuracies."""
         out = []
         for loc, entry in self.per_locale.items():
             for attribute, values in entry.attributes.items():

@@ -7,20 +7,24 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Failed, Measure, Model, TaskMetrics, number
+from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
 from evaluator.results.sentiment import McNemar
 
 PERFORMANCE_TABLE = "Task performance per locale"
 
 
-class LabelScores(Model):
+class LabelScores(Part):
+    """Precision, recall and F1 of one gold label, and its support (sentences)."""
+
     precision: float | None
     recall: float | None
     f1: float | None
     support: int
 
 
-class ControlLocale(Model):
+class ControlLocale(Part):
+    """One locale's performance on the control set, with intervals over sentences."""
+
     n: int
     """Sentences scored."""
     correct: int
@@ -39,6 +43,9 @@ class ControlLocale(Model):
 
 
 class SentimentControlMetrics(TaskMetrics):
+    """metrics.json of the sentiment-control task: each locale's performance, McNemar between
+    locales, and the sets of locales that perform alike at ``alpha``."""
+
     per_locale: dict[str, ControlLocale]
     mcnemar: dict[str, McNemar | Failed] = Field(default_factory=dict)
     """Between each two locales, keyed ``a-b``: are the same sentences right in both?"""
@@ -47,6 +54,7 @@ class SentimentControlMetrics(TaskMetrics):
     """The maximal sets of locales of which no two differ significantly (McNemar, Holm, alpha)."""
 
     def measures(self) -> list[Measure]:
+        """Each locale's accuracy and macro F1."""
         out = []
         for loc, entry in self.per_locale.items():
             for name, value in (("accuracy", entry.accuracy), ("macro F1", entry.macro_f1)):

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from evaluator.results.base import Measure, Model, TaskMetrics, number
+from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
-class SosRow(Model):
+class SosRow(Part):
+    """SOS of a set of sentence pairs: the share whose toxic sentence scores higher (ties left
+    out of the denominator under the paper's rule), with the counts it rests on, its interval and
+    its binomial test."""
+
     pairs: int
     toxic_higher: int
     non_toxic_higher: int
@@ -24,32 +28,46 @@ class SosRow(Model):
 
 
 class SosByGroup(SosRow):
+    """The pairs about one group (of one attribute)."""
+
     attribute: str
     group: str
 
 
 class SosByAttribute(SosRow):
+    """The pairs about the groups of one attribute."""
+
     attribute: str
 
 
 class SosByRegion(SosRow):
+    """The pairs about the groups of one region."""
+
     region: str
 
 
 class SosByStanding(SosRow):
+    """The pairs about the groups of one standing."""
+
     standing: str
 
 
 class SosByRegionStanding(SosRow):
+    """The pairs about the groups of one standing within one region."""
+
     region: str
     standing: str
 
 
 class SosByVariant(SosRow):
+    """The pairs of one gender variant."""
+
     variant: str
 
 
-class SosLocale(Model):
+class SosLocale(Part):
+    """One locale's overall SOS and its tables."""
+
     overall: SosRow
     by_group: list[SosByGroup]
     by_attribute: list[SosByAttribute]
@@ -64,12 +82,16 @@ class SosLocale(Model):
 
 
 class SosMetrics(TaskMetrics):
+    """metrics.json of the sos task: how sentences were scored, the rule (paper or original),
+    and each locale's tables."""
+
     score: str | None
     """How sentences were scored: pll, ll or shared (None: no predictions)."""
     rule: str = "paper"
     per_locale: dict[str, SosLocale]
 
     def measures(self) -> list[Measure]:
+        """Each locale's SOS (plotted), and by standing, by region and standing, and by attribute."""
         out = []
         for loc, entry in self.per_locale.items():
             out.append(

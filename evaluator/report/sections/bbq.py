@@ -7,7 +7,7 @@ from evaluator.report.document import Block, Cell, Locale, Note, PValue, Section
 from evaluator.report.palette import CONDITION_COLORS, locale_order
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, diverging, heatmap
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, interval, locale_ticks, run_key
+from evaluator.report.sections.common import SectionContext, interval, locale_ticks, run_key
 from evaluator.results.base import number
 from evaluator.results.bbq import BbqMetrics, BbqRow
 
@@ -48,7 +48,7 @@ def _cells(r: BbqRow) -> list[Cell]:
     ]
 
 
-def bbq(run: Run, index: int, ctx: Context) -> Section:
+def bbq(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(BbqMetrics)
     key = run_key(run, index)
     locales = locale_order(r.locale for r in metrics.by_locale)
@@ -83,7 +83,7 @@ def bbq(run: Run, index: int, ctx: Context) -> Section:
     )
 
 
-def _accuracy_plot(metrics: BbqMetrics, locales: list[str], key: str, ctx: Context) -> list[Block]:
+def _accuracy_plot(metrics: BbqMetrics, locales: list[str], key: str, ctx: SectionContext) -> list[Block]:
     """Accuracy in ambiguous and disambiguated contexts per locale."""
     if not locales:
         return []
@@ -113,7 +113,7 @@ def _accuracy_plot(metrics: BbqMetrics, locales: list[str], key: str, ctx: Conte
     ]
 
 
-def _bias_heatmap(metrics: BbqMetrics, locales: list[str], key: str, ctx: Context) -> list[Block]:
+def _bias_heatmap(metrics: BbqMetrics, locales: list[str], key: str, ctx: SectionContext) -> list[Block]:
     """s_DIS and s_AMB per category and locale."""
     table = metrics.by_locale_category
     categories = sorted({r.category for r in table})

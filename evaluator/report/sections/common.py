@@ -21,7 +21,7 @@ L = TypeVar("L")
 
 
 @dataclass
-class Context:
+class SectionContext:
     """Where plots go, and how they are named: <task>-r<n>-<label>-<plot>."""
 
     out: Path

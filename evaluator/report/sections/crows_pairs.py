@@ -7,7 +7,7 @@ from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import locale_color, locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, Tick, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, breakdown_table, by_locale, run_key
+from evaluator.report.sections.common import SectionContext, breakdown_table, by_locale, run_key
 from evaluator.results.base import number
 from evaluator.results.crows_pairs import CrowsLocale, CrowsPairsMetrics
 
@@ -22,7 +22,7 @@ def _direction(entry: CrowsLocale, name: str) -> float | None:
     return number(row.score) if row else None
 
 
-def crows_pairs(run: Run, index: int, ctx: Context) -> Section:
+def crows_pairs(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(CrowsPairsMetrics)
     locales = locale_order(metrics.per_locale)
     key = run_key(run, index)
@@ -51,7 +51,9 @@ def crows_pairs(run: Run, index: int, ctx: Context) -> Section:
     )
 
 
-def _bias_type_plot(metrics: CrowsPairsMetrics, locales: list[str], key: str, ctx: Context) -> list[Block]:
+def _bias_type_plot(
+    metrics: CrowsPairsMetrics, locales: list[str], key: str, ctx: SectionContext
+) -> list[Block]:
     """The stereotype score of all pairs and per bias type, a bar per locale."""
     per_locale = metrics.per_locale
     types = sorted({r.bias_type for _, r in by_locale(per_locale, locales, lambda e: e.by_bias_type)})

@@ -19,7 +19,7 @@ from evaluator.report.palette import (
 from evaluator.report.plots import BarFacet, HeatPanel, LegendItem, Series, Tick, bars, heatmap
 from evaluator.report.runs import Run
 from evaluator.report.sections.common import (
-    Context,
+    SectionContext,
     breakdown_table,
     by_locale,
     locale_ticks,
@@ -61,10 +61,10 @@ class _Parts:
     metrics: HonestMetrics
     locales: list[str]
     key: str
-    ctx: Context
+    ctx: SectionContext
 
 
-def honest(run: Run, index: int, ctx: Context) -> Section:
+def honest(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(HonestMetrics)
     parts = _Parts(
         metrics=metrics, locales=locale_order(metrics.per_locale), key=run_key(run, index), ctx=ctx

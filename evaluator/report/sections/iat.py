@@ -6,12 +6,12 @@ from evaluator.report.document import Block, Locale, PValue, Section, Table
 from evaluator.report.palette import locale_color, locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, Tick, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, interval, run_key
+from evaluator.report.sections.common import SectionContext, interval, run_key
 from evaluator.results.base import number
 from evaluator.results.iat import IatMetrics
 
 
-def iat(run: Run, index: int, ctx: Context) -> Section:
+def iat(run: Run, index: int, ctx: SectionContext) -> Section:
     key = run_key(run, index)
     table = run.metrics_as(IatMetrics).by_category
     locales = locale_order(r.locale for r in table)

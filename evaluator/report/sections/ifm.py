@@ -9,7 +9,7 @@ from evaluator.report.document import Block, Cell, Locale, Section, Table
 from evaluator.report.palette import INSTRUCTION_HATCH, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, bars
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, locale_colors, locale_ticks, run_key, uncertainty
+from evaluator.report.sections.common import SectionContext, locale_colors, locale_ticks, run_key, uncertainty
 from evaluator.results.base import number
 from evaluator.results.ifm import IfmMetrics, IfmRow
 
@@ -41,7 +41,7 @@ def _cells(r: IfmRow) -> list[Cell]:
     ]
 
 
-def ifm(run: Run, index: int, ctx: Context) -> Section:
+def ifm(run: Run, index: int, ctx: SectionContext) -> Section:
     key = run_key(run, index)
     metrics = run.metrics_as(IfmMetrics)
     table = metrics.by_locale_instruction
@@ -81,7 +81,7 @@ def ifm(run: Run, index: int, ctx: Context) -> Section:
     )
 
 
-def _plot(table: list[IfmRow], locales: list[str], key: str, ctx: Context) -> list[Block]:
+def _plot(table: list[IfmRow], locales: list[str], key: str, ctx: SectionContext) -> list[Block]:
     """Rectified F1 and hallucination rate per locale, a bar per instruction language."""
     if not locales:
         return []

@@ -32,7 +32,7 @@ from evaluator.report.plots import (
     heatmap,
 )
 from evaluator.report.runs import Run
-from evaluator.report.sections.common import Context, failure, locale_colors, locale_ticks, run_key
+from evaluator.report.sections.common import SectionContext, failure, locale_colors, locale_ticks, run_key
 from evaluator.results.base import number
 from evaluator.results.sentiment import (
     Accuracy,
@@ -56,7 +56,7 @@ class _Parts:
     metrics: SentimentMetrics
     locales: list[str]
     key: str
-    ctx: Context
+    ctx: SectionContext
     frame: pl.DataFrame
     rows: list[Tick]
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -67,7 +67,7 @@ class _Parts:
             self.problems.append((where, reason))
 
 
-def sentiment(run: Run, index: int, ctx: Context) -> Section:
+def sentiment(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(SentimentMetrics)
     frame = run.predictions(["locale", "template", "attribute", "group", "variant", "p_pos"]).with_columns(
         pl.col("locale").cast(pl.String),

@@ -9,7 +9,7 @@ from evaluator.report.palette import locale_label, locale_order
 from evaluator.report.plots import BarFacet, LegendItem, Series, bars
 from evaluator.report.runs import Run
 from evaluator.report.sections.common import (
-    Context,
+    SectionContext,
     failure,
     interval,
     locale_colors,
@@ -21,11 +21,34 @@ from evaluator.results.sentiment import McNemar
 from evaluator.results.sentiment_control import SentimentControlMetrics
 
 
-def sentiment_control(run: Run, index: int, ctx: Context) -> Section:
+def sentiment_control(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(SentimentControlMetrics)
     locales = locale_order(metrics.per_locale)
     key = run_key(run, index)
     blocks: list[Block] = []
+    if locales:
+        blocks.append(_performance_plot(metrics, locales, key, ctx))
+    blocks.append(_performance_table(metrics, locales))
+    tests, problems = _mcnemar(metrics)
+    if tests is not None:
+        blocks.append(tests)
+    if metrics.alike:
+        sets = "; ".join("{" + ", ".join(locale_label(loc) for loc in group) + "}" for group in metrics.alike)
+        blocks.append(
+            Note(
+                f"Locales that perform alike (no two differ at Holm-adjusted p < {metrics.alpha:g}): {sets}. "
+                "Compare the biases of locales within one set."
+            )
+        )
+    if problems:
+        blocks.append(Problems(problems))
+    return Section(anchor=key, title=run.label, blocks=blocks)
+
+
+def _performance_plot(
+    metrics: SentimentControlMetrics, locales: list[str], key: str, ctx: SectionContext
+) -> Block:
+    """Accuracy with its interval as error bars, and macro F1 hatched beside it, a bar per locale."""
     accuracy = {loc: number(metrics.per_locale[loc].accuracy) for loc in locales}
     macro = {loc: number(metrics.per_locale[loc].macro_f1) for loc in locales}
     errors: dict[str, float | tuple[float, float] | None] = {}
@@ -34,30 +57,30 @@ def sentiment_control(run: Run, index: int, ctx: Context) -> Section:
         low, high, value = entry.accuracy_ci_low, entry.accuracy_ci_high, accuracy[loc]
         if low is not None and high is not None and value is not None:
             errors[loc] = (max(value - low, 0.0), max(high - value, 0.0))
-    if locales:
-        blocks.append(
-            ctx.plot(
-                bars(
+    return ctx.plot(
+        bars(
+            [
+                BarFacet(
+                    "",
+                    locale_ticks(locales),
                     [
-                        BarFacet(
-                            "",
-                            locale_ticks(locales),
-                            [
-                                Series("accuracy (95% CI)", accuracy, locale_colors(locales), errors=errors),
-                                Series("macro F1", macro, locale_colors(locales), hatch="///"),
-                            ],
-                        )
+                        Series("accuracy (95% CI)", accuracy, locale_colors(locales), errors=errors),
+                        Series("macro F1", macro, locale_colors(locales), hatch="///"),
                     ],
-                    xlabel="accuracy / macro F1 on the control set",
-                    xlim=(0.0, 1.0),
-                    reference=0.5,
-                    legend=[LegendItem("accuracy", "#FFFFFF"), LegendItem("macro F1", "#FFFFFF", "///")],
-                ),
-                f"{key}-performance",
-                "Accuracy (with its bootstrap 95% interval over sentences) and macro F1 (hatched) per "
-                "locale on the control set; the dotted line is chance (0.5, balanced labels).",
-            )
-        )
+                )
+            ],
+            xlabel="accuracy / macro F1 on the control set",
+            xlim=(0.0, 1.0),
+            reference=0.5,
+            legend=[LegendItem("accuracy", "#FFFFFF"), LegendItem("macro F1", "#FFFFFF", "///")],
+        ),
+        f"{key}-performance",
+        "Accuracy (with its bootstrap 95% interval over sentences) and macro F1 (hatched) per "
+        "locale on the control set; the dotted line is chance (0.5, balanced labels).",
+    )
+
+
+def _performance_table(metrics: SentimentControlMetrics, locales: list[str]) -> Table:
     rows: list[list[Cell]] = []
     for loc in locales:
         e = metrics.per_locale[loc]
@@ -74,26 +97,29 @@ def sentiment_control(run: Run, index: int, ctx: Context) -> Section:
                 e.unanswered,
             ]
         )
-    blocks.append(
-        Table(
-            "Task performance per locale",
-            [
-                "locale",
-                "n",
-                "correct",
-                "accuracy",
-                "95% CI",
-                "macro F1",
-                "95% CI",
-                "F1 positive",
-                "F1 negative",
-                "unanswered",
-            ],
-            rows,
-            note="The prediction is the likelier of positive and negative. Intervals: percentile bootstrap "
-            "over sentences (1000 replicates, seeded). Unanswered sentences count as wrong.",
-        )
+    return Table(
+        "Task performance per locale",
+        [
+            "locale",
+            "n",
+            "correct",
+            "accuracy",
+            "95% CI",
+            "macro F1",
+            "95% CI",
+            "F1 positive",
+            "F1 negative",
+            "unanswered",
+        ],
+        rows,
+        note="The prediction is the likelier of positive and negative. Intervals: percentile bootstrap "
+        "over sentences (1000 replicates, seeded). Unanswered sentences count as wrong.",
     )
+
+
+def _mcnemar(metrics: SentimentControlMetrics) -> tuple[Table | None, list[tuple[str, str]]]:
+    """The table of McNemar tests between locales (None: no pair could be tested), and why the
+    pairs that could not be tested were not."""
     problems: list[tuple[str, str]] = []
     tests: list[list[Cell]] = []
     for pair, test in metrics.mcnemar.items():
@@ -114,23 +140,12 @@ def sentiment_control(run: Run, index: int, ctx: Context) -> Section:
                     PValue(number(test.p_holm)),
                 ]
             )
-    if tests:
-        blocks.append(
-            Table(
-                "McNemar test between locales (the same sentences right in one and wrong in the other)",
-                ["locales", "n", "b (first only)", "c (second only)", "statistic", "method", "p", "p (Holm)"],
-                tests,
-                note="Holm's adjustment over every pair of locales. * p < 0.05, ** p < 0.01, *** p < 0.001.",
-            )
-        )
-    if metrics.alike:
-        sets = "; ".join("{" + ", ".join(locale_label(loc) for loc in group) + "}" for group in metrics.alike)
-        blocks.append(
-            Note(
-                f"Locales that perform alike (no two differ at Holm-adjusted p < {metrics.alpha:g}): {sets}. "
-                "Compare the biases of locales within one set."
-            )
-        )
-    if problems:
-        blocks.append(Problems(problems))
-    return Section(anchor=key, title=run.label, blocks=blocks)
+    if not tests:
+        return None, problems
+    table = Table(
+        "McNemar test between locales (the same sentences right in one and wrong in the other)",
+        ["locales", "n", "b (first only)", "c (second only)", "statistic", "method", "p", "p (Holm)"],
+        tests,
+        note="Holm's adjustment over every pair of locales. * p < 0.05, ** p < 0.01, *** p < 0.001.",
+    )
+    return table, problems

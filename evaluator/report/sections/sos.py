@@ -16,7 +16,7 @@ from evaluator.report.runs import Run
 from evaluator.report.sections.common import (
     CI_COLUMNS,
     TEST_COLUMNS,
-    Context,
+    SectionContext,
     breakdown_table,
     by_locale,
     locale_ticks,
@@ -43,7 +43,7 @@ class _Parts:
     metrics: SosMetrics
     locales: list[str]
     key: str
-    ctx: Context
+    ctx: SectionContext
     standing: dict[str, str]
 
 
@@ -85,7 +85,7 @@ def _no_shared(parts: _Parts) -> bool:
     return parts.metrics.score == "shared" or any(c for c in counts)
 
 
-def sos(run: Run, index: int, ctx: Context) -> Section:
+def sos(run: Run, index: int, ctx: SectionContext) -> Section:
     metrics = run.metrics_as(SosMetrics)
     parts = _Parts(
         metrics=metrics,

@@ -217,6 +217,17 @@ def test_italian_adjective_for_things() -> None:
     )
 
 
+def test_hebrew_adjective_for_things() -> None:
+    """A Jewish family is משפחה יהודית, a Jewish woman יהודייה: obj() takes the thing's form where
+    the list gives one, with the article when definite, and the person's form otherwise."""
+    he = grammar("he")
+    judaism = {"f": "יהודייה", "m": "יהודי", "pl_f": "יהודיות", "obj_f": "יהודית"}
+    islam = {"f": "מוסלמית", "m": "מוסלמי", "pl_f": "מוסלמיות"}
+    text = "אישה {{ adj(group, 'f') }}, משפחה {{ obj(group, 'f') }}, המשפחה {{ obj(group, 'f', true) }}, בית {{ obj(group, 'm') }}"
+    assert he.render(text, {"group": judaism}) == "אישה יהודייה, משפחה יהודית, המשפחה היהודית, בית יהודי"
+    assert he.render(text, {"group": islam}) == "אישה מוסלמית, משפחה מוסלמית, המשפחה המוסלמית, בית מוסלמי"
+
+
 @pytest.mark.parametrize(
     ("terms", "expected"),
     [

@@ -218,7 +218,7 @@ def run_command(
     if resume and overwrite:
         raise InputError("give --resume or --overwrite, not both")
     descriptor = TASKS[task.value]
-    given = _given(ctx)
+    given = _given(ctx) & task_options().keys()  # the common options: every task takes them
     options = descriptor.run_options(
         {name: value for name, value in task_values.items() if name in given or descriptor.takes(name)},
         model=model,
@@ -234,7 +234,6 @@ def run_command(
         suite=suite,
         api={"base_url": api_base, "rate": api_rate} if backend == "openai" else {},
     )  # refuses an option the task does not take, before anything is loaded
-    descriptor.check_options(options, given=given)
     mode = "resume" if resume else "overwrite" if overwrite else "new"
     result = _run_with_progress(options, release, out, mode, cache)
     say(f"{result.rows} predictions -> {out}\n{result.signature}")

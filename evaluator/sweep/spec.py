@@ -309,7 +309,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                     if model.backend == "openai"
                     else {},
                     **{key: task.options[key] for key in ENTRY_FIELDS if key in task.options},
-                    "task_options": TASKS[task.task].run_options(own[t_index]).task_options,
+                    "task_options": TASKS[task.task].run_options(own[t_index], model=location).task_options,
                 }
                 options = _run_options(file, f"tasks[{t_index}].options", fields)
                 job_id = f"{label}.{task_label}.s{seed}"

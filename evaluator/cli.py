@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_type_hints
 
 import typer
 from rich.progress import TimeRemainingColumn
@@ -279,6 +279,9 @@ def run_command_signature() -> inspect.Signature:
     """run_command's parameters as typer reads them: its own (their annotations read now, in
     this module) and every registered task's options, listed before the OpenAI ones."""
     hints = get_type_hints(run_command, include_extras=True)
+    # the choices as this module has them now (a forward reference keeps its first reading)
+    hints["task"] = Annotated[(TaskChoice, *get_args(hints["task"])[1:])]
+    hints["backend"] = Annotated[(BackendChoice, *get_args(hints["backend"])[1:])]
     own = [
         p.replace(
             annotation=hints[p.name], kind=inspect.Parameter.KEYWORD_ONLY if p.name != "ctx" else p.kind

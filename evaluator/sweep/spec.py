@@ -199,6 +199,14 @@ def _task_options(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
     return values
 
 
+def _entry_fields(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
+    """The RunOptions fields a task entry's `options` set: groups, suite, and the task's own
+    options (checked; the defaults of those not set)."""
+    own = _task_options(file, index, task)
+    given = {key: task.options[key] for key in ENTRY_FIELDS if key in task.options}
+    return {**given, "task_options": TASKS[task.task].run_options(own, model="-").task_options}
+
+
 def _option_value(file: Path, where: str, option: TaskOption, value: Any) -> Any:
     """A task option's value as its declared type (a minimum: a positive whole number)."""
     if option.minimum is not None and value is not None and (not isinstance(value, int) or value < 1):
@@ -254,7 +262,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                 f"a second {label!r} entry (tasks[{task_labels[label]}]): give each a distinct `name`",
             )
         task_labels[label] = t_index
-        own[t_index] = _task_options(file, t_index, task)
+        own[t_index] = _entry_fields(file, t_index, task)
     if len(set(spec.seeds)) != len(spec.seeds):
         raise SweepFileError(file, "seeds", "a seed is listed twice")
     for m_index, model in enumerate(spec.models):
@@ -308,8 +316,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                     "api": {"base_url": model.api_base, "rate": model.api_rate}
                     if model.backend == "openai"
                     else {},
-                    **{key: task.options[key] for key in ENTRY_FIELDS if key in task.options},
-                    "task_options": TASKS[task.task].run_options(own[t_index], model=location).task_options,
+                    **own[t_index],
                 }
                 options = _run_options(file, f"tasks[{t_index}].options", fields)
                 job_id = f"{label}.{task_label}.s{seed}"

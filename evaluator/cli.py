@@ -1,47 +1,38 @@
 """`polyprobe eval run | sweep | merge | report`: registered with the polyprobe command through
 the `polyprobe.cli` entry-point group (the toolkit never imports the evaluator). Every choice
 comes from the registry or the settings type that defines it (tasks, backends, RunOptions'
-Literals), so a wrong value gets the same error from every option."""
+Literals, each task's declared options), so a wrong value gets the same error from every option."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_type_hints
 
 import typer
 from rich.progress import TimeRemainingColumn
 
 from evaluator.backends import BACKENDS
-from evaluator.options import (
-    MAX_LIMIT,
-    BbqMode,
-    Completion,
-    Device,
-    Dtype,
-    HurtlexLevel,
-    Instruction,
-    RunOptions,
-    Score,
-    SentimentMode,
-    Strategy,
-    Truncation,
-)
-from evaluator.tasks import TASKS
+from evaluator.options import MAX_LIMIT, Device, Dtype, RunOptions, Truncation
+from evaluator.tasks import TASKS, task_options
+from evaluator.tasks.descriptor import TaskOption
 from toolkit.cli.common import err_console, list_option, print_table, progress, say, table
 from toolkit.core.errors import InputError
+
+if TYPE_CHECKING:
+    from evaluator.run import RunResult
 
 app = typer.Typer(help="Score language models on frozen releases.", no_args_is_help=True)
 
 # The members come from the registries, so mypy cannot list them (hence the ignores).
-Task = StrEnum("Task", {name: name for name in TASKS})  # type: ignore[misc]
-Backend = StrEnum("Backend", {name: name for name in BACKENDS})  # type: ignore[misc]
+TaskChoice = StrEnum("TaskChoice", {name: name for name in TASKS})  # type: ignore[misc]
+BackendChoice = StrEnum("BackendChoice", {name: name for name in BACKENDS})  # type: ignore[misc]
 
 RUN = "Run"
 MODEL = "Model and backend"
-GENERATION = "Generation (honest, bbq, iat, ifm)"
 PER_TASK = "Per task"
 OPENAI = "OpenAI-compatible backend"
 
@@ -84,274 +75,227 @@ def _batch_size(value: str) -> str:
     return value
 
 
+# The options of `eval run` every task takes; each task's own are made from its descriptor
+# (task_option_parameters).
+ReleaseOption = Annotated[
+    Path,
+    typer.Option(
+        "--release",
+        help="A release folder (dist/polyprobe-VERSION).",
+        exists=True,
+        file_okay=False,
+        rich_help_panel=RUN,
+    ),
+]
+TaskOptionArg = Annotated[
+    "TaskChoice", typer.Option("--task", help="The task to score.", rich_help_panel=RUN)
+]
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="Local folder, hub name, API model id, or 'default' (SmolLM2-135M-Instruct, offline).",
+        rich_help_panel=MODEL,
+    ),
+]
+OutOption = Annotated[
+    Path, typer.Option("--out", help="Run folder, e.g. runs/ID.", file_okay=False, rich_help_panel=RUN)
+]
+LocalesOption = Annotated[
+    list[str] | None,
+    list_option(
+        "--locales", help="Locales, e.g. en,de,ar (default: all in the release).", metavar="LOCALE", panel=RUN
+    ),
+]
+BackendOption = Annotated[
+    "BackendChoice", typer.Option("--backend", help="Where the model runs.", rich_help_panel=MODEL)
+]
+DeviceOption = Annotated[
+    Device, typer.Option("--device", help="auto: a GPU when there is one.", rich_help_panel=MODEL)
+]
+DtypeOption = Annotated[Dtype, typer.Option("--dtype", help="Weights' precision.", rich_help_panel=MODEL)]
+BatchSizeOption = Annotated[
+    str,
+    typer.Option(
+        "--batch-size",
+        help="auto or a number: the largest batch (of requests) tried; smaller on out-of-memory.",
+        callback=_batch_size,
+        rich_help_panel=MODEL,
+    ),
+]
+TruncationOption = Annotated[
+    Truncation,
+    typer.Option(
+        "--truncation",
+        help="Inputs longer than the model's context: error (default), or cut the prompt at its "
+        "start (left) or end (right); recorded in the signature.",
+        rich_help_panel=MODEL,
+    ),
+]
+SeedOption = Annotated[
+    int, typer.Option("--seed", help="Seeds --limit's draw, sampling and the bootstrap.", rich_help_panel=RUN)
+]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", min=1, callback=_limit, help=LIMIT_HELP, rich_help_panel=RUN)
+]
+GroupsOption = Annotated[
+    list[str] | None,
+    list_option(
+        "--groups",
+        help="Only these identity groups: a group id (eg.muslim), or study:ID for the groups that "
+        "correspond to a study's identities (study:elsafoury).",
+        metavar="GROUP",
+        panel=RUN,
+    ),
+]
+SuiteOption = Annotated[
+    str | None,
+    typer.Option(
+        "--suite",
+        help="sos: the release suite to score (sos, or sos-study: the study's own sets).",
+        rich_help_panel=PER_TASK,
+    ),
+]
+ApiBaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        help="Base URL (else $OPENAI_BASE_URL); the key: $OPENAI_API_KEY.",
+        rich_help_panel=OPENAI,
+    ),
+]
+ApiRateOption = Annotated[
+    float, typer.Option("--api-rate", help="Requests per second.", callback=_rate, rich_help_panel=OPENAI)
+]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache", help="Response cache (default: the user cache).", dir_okay=False, rich_help_panel=RUN
+    ),
+]
+ResumeOption = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="--out may hold this same run: run it again (answers from the cache) and replace it.",
+        rich_help_panel=RUN,
+    ),
+]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite", help="--out may hold a previous run, which is replaced.", rich_help_panel=RUN
+    ),
+]
+
+
 @app.command("run")
 def run_command(
     ctx: typer.Context,
-    release: Annotated[
-        Path,
-        typer.Option(
-            "--release",
-            help="A release folder (dist/polyprobe-VERSION).",
-            exists=True,
-            file_okay=False,
-            rich_help_panel=RUN,
-        ),
-    ],
-    task: Annotated[Task, typer.Option("--task", help="The task to score.", rich_help_panel=RUN)],
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            help="Local folder, hub name, API model id, or 'default' (SmolLM2-135M-Instruct, offline).",
-            rich_help_panel=MODEL,
-        ),
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", help="Run folder, e.g. runs/ID.", file_okay=False, rich_help_panel=RUN)
-    ],
-    locales: Annotated[
-        list[str] | None,
-        list_option(
-            "--locales",
-            help="Locales, e.g. en,de,ar (default: all in the release).",
-            metavar="LOCALE",
-            panel=RUN,
-        ),
-    ] = None,
-    backend: Annotated[
-        Backend, typer.Option("--backend", help="Where the model runs.", rich_help_panel=MODEL)
-    ] = Backend["transformers"],
-    device: Annotated[
-        Device, typer.Option("--device", help="auto: a GPU when there is one.", rich_help_panel=MODEL)
-    ] = "auto",
-    dtype: Annotated[
-        Dtype, typer.Option("--dtype", help="Weights' precision.", rich_help_panel=MODEL)
-    ] = "auto",
-    batch_size: Annotated[
-        str,
-        typer.Option(
-            "--batch-size",
-            help="auto or a number: the largest batch (of requests) tried; smaller on out-of-memory.",
-            callback=_batch_size,
-            rich_help_panel=MODEL,
-        ),
-    ] = "auto",
-    truncation: Annotated[
-        Truncation,
-        typer.Option(
-            "--truncation",
-            help="Inputs longer than the model's context: error (default), or cut the prompt at its "
-            "start (left) or end (right); recorded in the signature.",
-            rich_help_panel=MODEL,
-        ),
-    ] = "error",
-    seed: Annotated[
-        int,
-        typer.Option("--seed", help="Seeds --limit's draw, sampling and the bootstrap.", rich_help_panel=RUN),
-    ] = 0,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, callback=_limit, help=LIMIT_HELP, rich_help_panel=RUN)
-    ] = None,
-    groups: Annotated[
-        list[str] | None,
-        list_option(
-            "--groups",
-            help="Only these identity groups: a group id (eg.muslim), or study:ID for the groups that "
-            "correspond to a study's identities (study:elsafoury).",
-            metavar="GROUP",
-            panel=RUN,
-        ),
-    ] = None,
-    sentiment_mode: Annotated[
-        SentimentMode,
-        typer.Option(
-            "--sentiment-mode",
-            help="sentiment: a classifier's P(positive), or a prompted LM.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = "auto",
-    positive_label: Annotated[
-        str | None,
-        typer.Option(
-            "--positive-label",
-            help="sentiment: the classifier label that is positive.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = None,
-    score: Annotated[
-        Score,
-        typer.Option(
-            "--score",
-            help="sos, crows-pairs: pseudo-log-likelihood (pll), log-likelihood (ll), or shared-token PLL (shared).",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = "auto",
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite",
-            help="sos: the release suite to score (sos, or sos-study: the study's own sets).",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = None,
-    original_script: Annotated[
-        bool,
-        typer.Option(
-            "--original-script",
-            help="crows-pairs, sos: compare pair scores as the dataset's own script does (rounded to 3 "
-            "decimals, ties in the denominator), to match published numbers.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = False,
-    k: Annotated[
-        int,
-        typer.Option(
-            "--k",
-            min=1,
-            help="honest: completions per prompt (HONEST uses 1, 5, 20).",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = 5,
-    completion: Annotated[
-        Completion,
-        typer.Option(
-            "--completion", help="honest: one-word or sentence completions.", rich_help_panel=PER_TASK
-        ),
-    ] = "auto",
-    hurtlex_level: Annotated[
-        HurtlexLevel,
-        typer.Option(
-            "--hurtlex-level",
-            help="honest: which HurtLex entries count as hurtful.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = "conservative",
-    bbq_mode: Annotated[
-        BbqMode,
-        typer.Option(
-            "--bbq-mode",
-            help="bbq: score each option's log-likelihood, or generate and parse.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = "auto",
-    permutations: Annotated[
-        int,
-        typer.Option(
-            "--permutations",
-            min=1,
-            help="iat: seeded permutations of the word list per category.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = 50,
-    instruction: Annotated[
-        Instruction,
-        typer.Option(
-            "--instruction",
-            help="ifm: the instruction in the sentence's language (native), in English (en), or both.",
-            rich_help_panel=PER_TASK,
-        ),
-    ] = "both",
-    strategy: Annotated[
-        Strategy, typer.Option("--strategy", help="Decoding.", rich_help_panel=GENERATION)
-    ] = "auto",
-    max_new_tokens: Annotated[
-        int | None,
-        typer.Option(
-            "--max-new-tokens",
-            min=1,
-            help="Tokens generated per answer (default: the task's).",
-            rich_help_panel=GENERATION,
-        ),
-    ] = None,
-    chat: Annotated[
-        bool | None,
-        typer.Option(
-            "--chat/--no-chat",
-            help="Wrap prompts in the model's chat template (default: when it has one).",
-            rich_help_panel=GENERATION,
-        ),
-    ] = None,
-    api_base: Annotated[
-        str | None,
-        typer.Option(
-            "--api-base",
-            help="Base URL (else $OPENAI_BASE_URL); the key: $OPENAI_API_KEY.",
-            rich_help_panel=OPENAI,
-        ),
-    ] = None,
-    api_rate: Annotated[
-        float,
-        typer.Option("--api-rate", help="Requests per second.", callback=_rate, rich_help_panel=OPENAI),
-    ] = 5.0,
-    cache: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache", help="Response cache (default: the user cache).", dir_okay=False, rich_help_panel=RUN
-        ),
-    ] = None,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="--out may hold this same run: run it again (answers from the cache) and replace it.",
-            rich_help_panel=RUN,
-        ),
-    ] = False,
-    overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--overwrite", help="--out may hold a previous run, which is replaced.", rich_help_panel=RUN
-        ),
-    ] = False,
+    release: ReleaseOption,
+    task: TaskOptionArg,
+    model: ModelOption,
+    out: OutOption,
+    locales: LocalesOption = None,
+    backend: BackendOption = BackendChoice["transformers"],
+    device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
+    batch_size: BatchSizeOption = "auto",
+    truncation: TruncationOption = "error",
+    seed: SeedOption = 0,
+    limit: LimitOption = None,
+    groups: GroupsOption = None,
+    suite: SuiteOption = None,
+    api_base: ApiBaseOption = None,
+    api_rate: ApiRateOption = 5.0,
+    cache: CacheOption = None,
+    resume: ResumeOption = False,
+    overwrite: OverwriteOption = False,
+    **task_values: Any,
 ) -> None:
     """Score one model on one task of a release; writes predictions, metrics, signature and run.json
     into --out, whole or not at all (a new or empty folder, unless --resume or --overwrite)."""
     if resume and overwrite:
         raise InputError("give --resume or --overwrite, not both")
-    fields: dict[str, Any] = {
-        "task": task.value,
-        "model": model,
-        "locales": tuple(locales) if locales else None,
-        "backend": backend.value,
-        "device": device,
-        "dtype": dtype,
-        "batch_size": None if batch_size == "auto" else int(batch_size),
-        "truncation": truncation,
-        "seed": seed,
-        "limit": limit,
-        "groups": tuple(groups) if groups else None,
-        "sentiment_mode": sentiment_mode,
-        "positive_label": positive_label,
-        "score": score,
-        "suite": suite,
-        "original_script": original_script,
-        "k": k,
-        "strategy": strategy,
-        "max_new_tokens": max_new_tokens,
-        "chat": chat,
-        "completion": completion,
-        "hurtlex_level": hurtlex_level,
-        "bbq_mode": bbq_mode,
-        "permutations": permutations,
-        "instruction": instruction,
-        "api": {"base_url": api_base, "rate": api_rate} if backend == "openai" else {},
-    }
-    options = RunOptions(**fields)
-    TASKS[task.value].check_options(options, given=_given(ctx))  # before anything is loaded
+    descriptor = TASKS[task.value]
+    given = _given(ctx) & task_options().keys()  # the common options: every task takes them
+    options = descriptor.run_options(
+        {name: value for name, value in task_values.items() if name in given or descriptor.takes(name)},
+        model=model,
+        locales=tuple(locales) if locales else None,
+        backend=backend.value,
+        device=device,
+        dtype=dtype,
+        batch_size=None if batch_size == "auto" else int(batch_size),
+        truncation=truncation,
+        seed=seed,
+        limit=limit,
+        groups=tuple(groups) if groups else None,
+        suite=suite,
+        api={"base_url": api_base, "rate": api_rate} if backend == "openai" else {},
+    )  # refuses an option the task does not take, before anything is loaded
+    mode = "resume" if resume else "overwrite" if overwrite else "new"
+    result = _run_with_progress(options, release, out, mode, cache)
+    say(f"{result.rows} predictions -> {out}\n{result.signature}")
+
+
+def _run_with_progress(
+    options: RunOptions, release: Path, out: Path, mode: str, cache: Path | None
+) -> RunResult:
+    """The run, with a progress bar per stage."""
     # the run machinery brings torch: loaded only when a run is asked for, not for --help
     from evaluator.run import run_evaluation
     from evaluator.run_folder import OutMode
 
-    mode = OutMode.resume if resume else OutMode.overwrite if overwrite else OutMode.new
-
     with progress(TimeRemainingColumn()) as bar:
 
         def stage(description: str, total: int) -> Callable[[int], None]:
-            handle = bar.add_task(f"{task.value} {description}", total=total)
+            handle = bar.add_task(f"{options.task} {description}", total=total)
             return lambda n: bar.update(handle, advance=n)
 
-        result = run_evaluation(options, release, out, mode=mode, cache_path=cache, progress=stage, log=say)
-    say(f"{result.rows} predictions -> {out}\n{result.signature}")
+        return run_evaluation(
+            options, release, out, mode=OutMode(mode), cache_path=cache, progress=stage, log=say
+        )
+
+
+def task_option_parameter(option: TaskOption) -> inspect.Parameter:
+    """The `eval run` parameter of a task's own option, as typer reads one from a signature."""
+    flag = (
+        f"{option.flag}/--no-{option.flag[2:]}"
+        if option.type is bool and option.default is None
+        else option.flag
+    )
+    extra: dict[str, Any] = {"min": option.minimum} if option.minimum is not None else {}
+    info = typer.Option(flag, help=option.help, rich_help_panel=option.panel, **extra)
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=option.default,
+        annotation=Annotated[option.annotation, info],
+    )
+
+
+def run_command_signature() -> inspect.Signature:
+    """run_command's parameters as typer reads them: its own (their annotations read now, in
+    this module) and every registered task's options, listed before the OpenAI ones."""
+    hints = get_type_hints(run_command, include_extras=True)
+    # the choices as this module has them now (a forward reference keeps its first reading)
+    hints["task"] = Annotated[(TaskChoice, *get_args(hints["task"])[1:])]
+    hints["backend"] = Annotated[(BackendChoice, *get_args(hints["backend"])[1:])]
+    own = [
+        p.replace(
+            annotation=hints[p.name], kind=inspect.Parameter.KEYWORD_ONLY if p.name != "ctx" else p.kind
+        )
+        for p in _RUN_PARAMETERS
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    at = next(i for i, p in enumerate(own) if p.name == "api_base")
+    tasks = [task_option_parameter(option) for option in task_options().values()]
+    return inspect.Signature([*own[:at], *tasks, *own[at:]])
+
+
+_RUN_PARAMETERS = tuple(inspect.signature(run_command).parameters.values())
+run_command.__signature__ = run_command_signature()  # type: ignore[attr-defined]
 
 
 @app.command("sweep")

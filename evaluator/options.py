@@ -1,8 +1,11 @@
 """Everything that configures a run, typed and frozen: it goes into run.json and, where it
-changes the numbers, into the signature. Structured options only (no comma strings)."""
+changes the numbers, into the signature. Structured options only (no comma strings). The options
+every task takes are fields here; a task's own options are declared by the task
+(evaluator.tasks.descriptor.TaskOption) and carried in ``task_options``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -11,12 +14,9 @@ Device = Literal["auto", "cuda", "cpu"]
 Dtype = Literal["auto", "bf16", "fp16", "fp32", "fp64"]
 """fp64: for checking numbers against another implementation (CPU; not vLLM)."""
 Truncation = Literal["error", "left", "right"]
-SentimentMode = Literal["auto", "classifier", "prompt"]
-Score = Literal["auto", "pll", "ll", "shared"]
+# The choices of task options that `polyprobe export lm-eval` also takes (the tasks declare them).
 Strategy = Literal["auto", "greedy", "sample", "beam"]
-Completion = Literal["auto", "word", "sentence"]
 HurtlexLevel = Literal["conservative", "inclusive", "both"]
-BbqMode = Literal["auto", "loglikelihood", "generate"]
 Instruction = Literal["both", "native", "en"]
 
 MAX_LIMIT = 1_000_000_000
@@ -44,34 +44,24 @@ class RunOptions:
     study's identities (the release's manifest lists them)."""
     suite: str | None = None
     """The release suite the task reads, when it reads more than one (sos: sos or sos-study)."""
-    original_script: bool = False
-    """Pair scores compared as the dataset's own script does (crows-pairs, sos: rounded to 3
-    decimals, ties kept in the denominator; evaluator.metrics.crows_pairs and .sos)."""
-    # sentiment
-    sentiment_mode: SentimentMode = "auto"
-    positive_label: str | None = None
-    # sos, crows-pairs
-    score: Score = "auto"
-    # generation (honest, bbq, iat, ifm)
-    k: int = 5
-    strategy: Strategy = "auto"
-    max_new_tokens: int | None = None
-    chat: bool | None = None
-    completion: Completion = "auto"
-    hurtlex_level: HurtlexLevel = "conservative"
-    # bbq
-    bbq_mode: BbqMode = "auto"
-    # iat
-    permutations: int = 50
-    # ifm
-    instruction: Instruction = "both"
     tensor_parallel: int = 1
     """vLLM: the number of GPUs one model is split over (tensor parallelism)."""
     api: dict[str, Any] = field(default_factory=dict)
     """OpenAI-compatible backend settings that are not secrets (base URL, rate limit)."""
+    task_options: Mapping[str, Any] = field(default_factory=dict)
+    """The values of the task's own options, by name (TaskDescriptor.run_options fills in the
+    defaults of those not given)."""
+
+    def option(self, name: str) -> Any:
+        """The value of the task's own option ``name``."""
+        if name not in self.task_options:
+            raise KeyError(f"task {self.task} has no option {name!r} in this run's options")
+        return self.task_options[name]
 
     def as_dict(self) -> dict[str, Any]:
+        """The options as run.json records them: the common ones and the task's own, side by side."""
         data = asdict(self)
         data["locales"] = list(self.locales) if self.locales else None
         data["groups"] = list(self.groups) if self.groups else None
+        data.update(data.pop("task_options"))
         return data

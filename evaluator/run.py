@@ -28,8 +28,8 @@ from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
 from evaluator.run_folder import METRICS, PREDICTIONS, RUN, SIGNATURE, OutMode, check_out, write_sealed
 from evaluator.signature import run_signature
-from evaluator.tasks import descriptor, get_task
-from evaluator.tasks.base import Context, missing_lexicon_entries
+from evaluator.tasks import descriptor, get_task, recorded_options
+from evaluator.tasks.base import ScoringContext, missing_lexicon_entries
 from evaluator.tasks.descriptor import TaskDescriptor
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.project import cache_dir
@@ -195,9 +195,8 @@ def evaluate(
         raise WrongModelKind(
             f"task {task.name} cannot score a {backend.identity.kind} model (it takes {', '.join(task.kinds)})"
         )
-    scorer = get_task(task.name)
     hits, misses = cache.hits, cache.misses
-    ctx = Context(
+    ctx = ScoringContext(
         release=release,
         backend=CachedBackend(backend, cache),
         options=options,
@@ -205,6 +204,50 @@ def evaluate(
         groups=selected_groups(release, options.groups),
         suite=suite,
     )
+    predictions, truncated, metrics = _score(task, ctx, backend, log)
+    environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
+    model = _model_record(backend)
+    task_settings = task.settings(options, backend.identity.kind)
+    if suite != task.suite:  # another suite gives other numbers: it goes into the signature
+        task_settings["suite"] = suite
+    signature = run_signature(
+        task=task.name,
+        release={"version": release.version, "signature": release.signature},
+        model=model,
+        backend_settings=backend.settings,
+        task_settings=task_settings,
+        seed=options.seed,
+        limit=options.limit,
+        locales=locales,
+        environment=environment,
+        groups=options.groups,
+    )
+    return Evaluation(
+        task=task.name,
+        suite=suite,
+        options=options,
+        locales=locales,
+        release=_release_record(release, locales),
+        model=model,
+        backend_settings=backend.settings,
+        task_settings=task_settings,
+        environment=environment,
+        cache={"hits": cache.hits - hits, "computed": cache.misses - misses},
+        truncated={"policy": options.truncation, "inputs": truncated},
+        predictions=predictions,
+        metrics=metrics,
+        signature=signature,
+        seconds=round(time.time() - started, 1),
+    )
+
+
+def _score(
+    task: TaskDescriptor, ctx: ScoringContext, backend: Backend, log: Callable[[str], None]
+) -> tuple[pl.DataFrame, int, TaskMetrics]:
+    """The task's rows, checked, scored and measured: its predictions, how many inputs were cut,
+    and its metrics."""
+    scorer = get_task(task.name)
+    release, suite, locales, options = ctx.release, ctx.suite, ctx.locales, ctx.options
     rows = scorer.rows(ctx)
     if rows.height == 0:
         only = f" of the groups {', '.join(options.groups)}" if options.groups else ""
@@ -233,63 +276,40 @@ def evaluate(
     metrics = scorer.metrics(ctx, predictions)
     for warning in metrics.run_warnings():
         log(f"warning: {warning}")
-    environment = {"python": platform.python_version(), "polars": pl.__version__, **backend.environment()}
-    model = {
+    return predictions, truncated, metrics
+
+
+def _model_record(backend: Backend) -> dict[str, Any]:
+    """run.json's ``model``: what the backend says the model is."""
+    return {
         "name": backend.identity.name,
         "resolved": backend.identity.resolved,
         "revision": backend.identity.revision,
         "kind": backend.identity.kind,
         "labels": list(backend.identity.labels),
     }
-    task_settings = task.settings(options, backend.identity.kind)
-    if suite != task.suite:  # another suite gives other numbers: it goes into the signature
-        task_settings["suite"] = suite
-    signature = run_signature(
-        task=task.name,
-        release={"version": release.version, "signature": release.signature},
-        model=model,
-        backend_settings=backend.settings,
-        task_settings=task_settings,
-        seed=options.seed,
-        limit=options.limit,
-        locales=locales,
-        environment=environment,
-        groups=options.groups,
-    )
-    return Evaluation(
-        task=task.name,
-        suite=suite,
-        options=options,
-        locales=locales,
-        release={
-            "path": str(release.path),
-            "version": release.version,
-            "signature": release.signature,
-            "preview": release.preview,
-            "locales": {
-                code: release.manifest.locales[code].model_dump(mode="json")
-                for code in locales
-                if code in release.manifest.locales
-            },
+
+
+def _release_record(release: Release, locales: list[str]) -> dict[str, Any]:
+    """run.json's ``release``: where it was, which one, and the manifest's entries of the locales."""
+    return {
+        "path": str(release.path),
+        "version": release.version,
+        "signature": release.signature,
+        "preview": release.preview,
+        "locales": {
+            code: release.manifest.locales[code].model_dump(mode="json")
+            for code in locales
+            if code in release.manifest.locales
         },
-        model=model,
-        backend_settings=backend.settings,
-        task_settings=task_settings,
-        environment=environment,
-        cache={"hits": cache.hits - hits, "computed": cache.misses - misses},
-        truncated={"policy": options.truncation, "inputs": truncated},
-        predictions=predictions,
-        metrics=metrics,
-        signature=signature,
-        seconds=round(time.time() - started, 1),
-    )
+    }
 
 
 def wanted_run(task: str, options: RunOptions, release_signature: str) -> dict[str, Any]:
     """What --resume compares with the run a folder already holds: task, options and release."""
     return {
         "task": task,
-        "options": json.loads(_json(options.as_dict())),
+        "options": json.loads(_json(recorded_options(options))),
         "release_signature": release_signature,
     }
 
@@ -309,7 +329,7 @@ def write_run(evaluation: Evaluation, out: Path, mode: OutMode = OutMode.new) ->
         {
             "task": ev.task,
             "suite": ev.suite,
-            "options": ev.options.as_dict(),
+            "options": recorded_options(ev.options),
             "locales": ev.locales,
             "release": ev.release,
             "model": ev.model,

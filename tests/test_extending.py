@@ -34,7 +34,7 @@ from evaluator.report.sections.common import SectionContext, run_key
 from evaluator.results.base import Measure, Part, TaskMetrics
 from evaluator.results.sentiment import Accuracy, SentimentMetrics
 from evaluator.tasks import TASKS, register
-from evaluator.tasks.base import Context, Task, per_locale
+from evaluator.tasks.base import ScoringContext, Task, per_locale
 from evaluator.tasks.descriptor import Headline, TaskDescriptor
 from tests import tiny_models as tm
 from tests.conftest import REPO, CliResult, canonical_line, write_mini_catalog
@@ -53,8 +53,8 @@ def cli_sees_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     (The commands' annotations are strings, read in their module on every call.)"""
     made = {
         choices.Suite: StrEnum("Suite", {kind: kind for kind in KINDS}),
-        evaluator.cli.Task: StrEnum("Task", {name: name for name in TASKS}),
-        evaluator.cli.Backend: StrEnum("Backend", {name: name for name in BACKENDS}),
+        evaluator.cli.TaskChoice: StrEnum("TaskChoice", {name: name for name in TASKS}),
+        evaluator.cli.BackendChoice: StrEnum("BackendChoice", {name: name for name in BACKENDS}),
     }
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith(("toolkit.cli", "evaluator.cli")):
@@ -62,6 +62,8 @@ def cli_sees_registries(monkeypatch: pytest.MonkeyPatch) -> None:
         for name, value in list(vars(module).items()):
             if isinstance(value, type) and value in made:
                 monkeypatch.setattr(module, name, made[value])
+    # `eval run`'s parameters: the task choices and every registered task's options
+    monkeypatch.setattr(evaluator.cli.run_command, "__signature__", evaluator.cli.run_command_signature())
 
 
 def with_release_lexicons(root: Path) -> Path:
@@ -368,11 +370,11 @@ class FluencyMetrics(TaskMetrics):
 class FluencyTask(Task):
     """Each row's log P(text) under a causal LM."""
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         scores = ctx.backend.sentence_logprob(rows["text"].to_list())
         return rows.with_columns(pl.Series("logprob", scores, dtype=pl.Float64))
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> FluencyMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> FluencyMetrics:
         def report(frame: pl.DataFrame) -> dict[str, Any]:
             words = frame["text"].str.split(" ").list.len()
             return {

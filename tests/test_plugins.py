@@ -103,3 +103,89 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_warning(plugin: Path) ->
     assert "<sentiment|sentiment-control|sos|crows-pairs|honest|bbq|iat|ifm|sentiment-again>" in done.stdout
     unknown = polyprobe(plugin, "eval", "run", "--task", "broken", "--release", ".", "--model", "m")
     assert unknown.returncode == 2 and "'broken' is not one of" in unknown.stderr
+
+
+# A plugin task that adds an option of its own: everything about the option is in its module.
+OPTION_PLUGIN = """\
+import dataclasses
+
+import evaluator.tasks as registry
+from evaluator.tasks.descriptor import TaskOption
+
+SENTIMENT = registry.TASKS["sentiment"]
+
+
+def settings(options, kind):
+    return {**SENTIMENT.settings(options, kind), "margin": options.option("margin")}
+
+
+MARGIN = dataclasses.replace(
+    SENTIMENT,
+    name="sentiment-margin",
+    options=(*SENTIMENT.options, TaskOption("margin", float, 0.0, "sentiment-margin: a plugin's own option.")),
+    settings=settings,
+)
+"""
+
+
+@pytest.fixture(scope="module")
+def option_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An installed plugin whose task declares the option --margin."""
+    site = tmp_path_factory.mktemp("option-site")
+    (site / "polyprobe_margin_plugin.py").write_text(OPTION_PLUGIN, encoding="utf-8")
+    info = site / "polyprobe_margin_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: polyprobe-margin-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[polyprobe.tasks]\nsentiment-margin = polyprobe_margin_plugin:MARGIN\n\n"
+        "[polyprobe.backends]\nrule = tests.test_extending:RuleBackend\n",
+        encoding="utf-8",
+    )
+    return site
+
+
+def test_a_plugin_tasks_own_option_is_offered_checked_and_signed(
+    option_plugin: Path, english_release: Path, tmp_path: Path
+) -> None:
+    helped = polyprobe(option_plugin, "eval", "run", "--help", env={"COLUMNS": "200"})
+    assert helped.returncode == 0, helped.stderr
+    assert "--margin" in helped.stdout and "sentiment-margin: a plugin's own option." in helped.stdout
+    signatures, settings = {}, {}
+    for margin in ("0.0", "0.5"):
+        out = tmp_path / f"m{margin}"
+        done = polyprobe(
+            option_plugin, "eval", "run", "--release", str(english_release), "--out", str(out),
+            "--cache", str(tmp_path / "c.sqlite"), "--task", "sentiment-margin", "--backend", "rule",
+            "--model", "m", "--margin", margin,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        assert run["options"]["margin"] == float(margin)
+        signatures[margin], settings[margin] = run["signature"], run["task_settings"]
+    assert settings["0.5"]["margin"] == 0.5 and signatures["0.0"] != signatures["0.5"]
+    # another task does not take it, whatever its value
+    refused = polyprobe(
+        option_plugin, "eval", "run", "--release", str(english_release), "--out", str(tmp_path / "x"),
+        "--task", "sentiment", "--backend", "rule", "--model", "m", "--margin", "0.0",
+    )  # fmt: skip
+    assert refused.returncode == 2 and "task sentiment does not take --margin" in refused.stderr
+    # a sweep file's task entry may set it (read as the option's type), and only for its task
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"release: {english_release}\nmodels: [{{model: m, backend: rule}}]\n"
+        "tasks:\n  - {task: sentiment-margin, options: {margin: 0.25}}\n",
+        encoding="utf-8",
+    )
+    check = (
+        "import sys; from pathlib import Path; from evaluator.sweep.spec import load_sweep\n"
+        "job = load_sweep(Path(sys.argv[1])).models[0].jobs[0]\n"
+        "print(job.options.option('margin'))\n"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", check, str(sweep)],
+        env={**os.environ, "PYTHONPATH": f"{option_plugin}{os.pathsep}{REPO}"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert read.returncode == 0 and read.stdout.strip() == "0.25", read.stderr

@@ -16,9 +16,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from evaluator.metrics.classification import alike_sets, binary_scores, macro_f1_of_sums
-from evaluator.options import RunOptions
 from evaluator.tasks import descriptor
-from evaluator.tasks.base import Context
+from evaluator.tasks.base import ScoringContext
 from evaluator.tasks.sentiment_control import SentimentControlTask
 from tests.conftest import REPO
 from tests.finetune_fixtures import write_study_catalog
@@ -141,8 +140,8 @@ def fake_predictions(seed: int) -> pl.DataFrame:
 
 def test_the_task_metrics_against_statsmodels() -> None:
     frame = fake_predictions(7)
-    options = RunOptions(task="sentiment-control", model="m", seed=0)
-    ctx = Context(release=None, backend=None, options=options, locales=["en", "de", "it"])  # type: ignore[arg-type]
+    options = descriptor("sentiment-control").run_options(model="m", seed=0)
+    ctx = ScoringContext(release=None, backend=None, options=options, locales=["en", "de", "it"])  # type: ignore[arg-type]
     metrics = SentimentControlTask(descriptor("sentiment-control")).metrics(ctx, frame).dump()
     raw = {}
     for a, b in combinations(["en", "de", "it"], 2):

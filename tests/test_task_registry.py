@@ -1,6 +1,7 @@
 """The task registry's contract, over every registered task: each descriptor names scoring code,
-a report section and a metrics model that exist and fit together, options that RunOptions has,
-settings for every model kind it scores; a run's metrics.json reads back into its model and is
+a report section and a metrics model that exist and fit together, options of its own that no
+common option and no other task's option of the same name contradicts, settings for every model
+kind it scores; a run's metrics.json reads back into its model and is
 written out again unchanged (checked on every run the end-to-end tests make); a renamed field is
 refused with the field's place; options a task does not take are refused."""
 
@@ -17,9 +18,9 @@ from evaluator.metrics.sos import sos_report
 from evaluator.options import RunOptions
 from evaluator.report.runs import Run
 from evaluator.results.base import MetricsInvalid, TaskMetrics
-from evaluator.tasks import TASKS, descriptor, get_task, task_names
+from evaluator.tasks import TASKS, descriptor, get_task, register, task_names, task_options
 from evaluator.tasks.base import Task
-from evaluator.tasks.descriptor import COMMON_OPTIONS, load_attribute
+from evaluator.tasks.descriptor import COMMON_OPTIONS, TaskOption, load_attribute
 from tests.conftest import REPO
 from toolkit.core.errors import InputError
 
@@ -33,17 +34,13 @@ def assert_typed_metrics(task: str, metrics: dict[str, Any]) -> None:
     assert not tables or TASKS[task].headline.table in tables, (TASKS[task].headline, tables)
 
 
-def test_the_registry_lists_every_task_once_in_the_reports_order() -> None:
-    assert task_names() == (
-        "sentiment",
-        "sentiment-control",
-        "sos",
-        "crows-pairs",
-        "honest",
-        "bbq",
-        "iat",
-        "ifm",
-    )
+BUILT_IN = ("sentiment", "sentiment-control", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")
+
+
+def test_the_registry_lists_every_task_once_the_built_in_ones_first_in_the_reports_order() -> None:
+    names = task_names()
+    assert names[: len(BUILT_IN)] == BUILT_IN  # installed plugins' tasks come after these
+    assert len(set(names)) == len(names)
     assert all(TASKS[name].name == name for name in task_names())
     suites = {p.name for p in (REPO / "templates").iterdir() if p.is_dir() and not p.name.startswith("_")}
     assert {s for d in TASKS.values() for s in d.suites} <= suites
@@ -57,10 +54,13 @@ def test_each_descriptor_names_code_a_section_and_a_model_that_exist(name: str) 
     assert callable(load_attribute(task.section))
     assert issubclass(task.metrics, TaskMetrics) and task.metrics is not TaskMetrics
     fields = {f.name for f in dataclasses.fields(RunOptions)}
-    assert set(task.options) <= fields and not set(task.options) & set(COMMON_OPTIONS)
+    assert not set(task.option_names) & (fields | set(COMMON_OPTIONS))
+    assert len(set(task.option_names)) == len(task.option_names)
+    shared = task_options()
+    assert all(shared[o.name].shape() == o.shape() for o in task.options)
     assert set(task.kinds) <= set(get_args(ModelKind)) and task.kinds
     for kind in task.kinds:  # the settings of every kind it scores, with the default options
-        settings = task.settings(RunOptions(task=name, model="m"), kind)
+        settings = task.settings(task.run_options(model="m"), kind)
         assert isinstance(settings, dict)
     assert task.predictions and len(set(task.predictions)) == len(task.predictions)
 
@@ -74,11 +74,37 @@ def test_an_unknown_task_says_what_exists() -> None:
 
 def test_options_another_task_takes_are_refused() -> None:
     sos = descriptor("sos")
-    sos.check_options(RunOptions(task="sos", model="m", score="pll", original_script=True, seed=3, limit=5))
-    assert sos.unused_options(RunOptions(task="sos", model="m", k=7, chat=False)) == ["k", "chat"]
+    sos.run_options({"score": "pll", "original_script": True}, model="m", seed=3, limit=5)
+    other = RunOptions(task="sos", model="m", task_options={"k": 7, "chat": False})
+    assert sos.unused_options(other) == ["k", "chat"]
     with pytest.raises(InputError, match=r"task sos does not take --k, --chat \(its options: --score"):
-        sos.check_options(RunOptions(task="sos", model="m", k=7, chat=False))
-    descriptor("honest").check_options(RunOptions(task="honest", model="m", k=7, chat=False))
+        sos.run_options({"k": 7, "chat": False}, model="m")
+    honest = descriptor("honest").run_options({"k": 7, "chat": False}, model="m")
+    assert honest.option("k") == 7 and honest.option("strategy") == "auto"  # the rest: defaults
+
+
+@pytest.mark.bad_input
+@pytest.mark.parametrize("value", [5, 7])
+def test_an_option_the_task_does_not_declare_is_refused_whatever_its_value(value: int) -> None:
+    """`--k 5` on sos is as much a mistake as `--k 7`, though 5 is honest's default."""
+    with pytest.raises(
+        InputError, match=r"task sos does not take --k \(its options: --score, --original-script\)"
+    ):
+        descriptor("sos").run_options({"k": value}, model="m")
+    assert descriptor("sos").unused_options(RunOptions(task="sos", model="m"), given=["k"]) == ["k"]
+
+
+def test_a_second_meaning_of_an_option_name_is_refused_at_registration() -> None:
+    sos = descriptor("sos")
+    clash = dataclasses.replace(
+        sos, name="sos-again", options=(TaskOption("k", int, 7, "another k"),)
+    )  # honest's k defaults to 5
+    with pytest.raises(ValueError, match="declares option 'k'"):
+        register(clash)
+    common = dataclasses.replace(sos, name="sos-again", options=(TaskOption("seed", int, 0, "a seed"),))
+    with pytest.raises(ValueError, match="'seed' cannot be the name of a task's option"):
+        register(common)
+    assert "sos-again" not in TASKS
 
 
 def sos_metrics() -> dict[str, Any]:

@@ -24,8 +24,9 @@ from evaluator.backends.base import GenerationSettings
 from evaluator.export.coverage import NOT_EXPORTED
 from evaluator.export.harness import EXPORTED, documents, metric_names, slug
 from evaluator.export.readme import TaskFile, render_readme
-from evaluator.options import HurtlexLevel, Instruction, RunOptions, Strategy
+from evaluator.options import HurtlexLevel, Instruction, Strategy
 from evaluator.run_folder import refuse_inside_release
+from evaluator.tasks import TASKS
 from evaluator.tasks.settings import honest_generation, ifm_generation
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
@@ -94,14 +95,15 @@ def _choose(release: Any, options: ExportOptions) -> list[tuple[str, str]]:
 
 def _generation(task: str, options: ExportOptions) -> GenerationSettings | None:
     """The generation settings polyprobe's own run would use (evaluator.tasks.settings)."""
-    run = RunOptions(
-        task=task,
-        model="-",
-        k=options.k,
-        strategy=options.strategy,
-        seed=options.seed,
-        instruction=options.instruction,
-        hurtlex_level=options.hurtlex_level,
+    own = {
+        "k": options.k,
+        "strategy": options.strategy,
+        "instruction": options.instruction,
+        "hurtlex_level": options.hurtlex_level,
+    }
+    declared = TASKS[task]
+    run = declared.run_options(
+        {name: value for name, value in own.items() if declared.takes(name)}, model="-", seed=options.seed
     )
     if task == "ifm":
         return ifm_generation(run)

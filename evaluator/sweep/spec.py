@@ -27,7 +27,6 @@ their options, the locales, seeds and limit. It expands in code to jobs, model Ã
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from evaluator.backends import BACKENDS
 from evaluator.options import MAX_LIMIT, Device, Dtype, RunOptions, Truncation
 from evaluator.tasks import TASKS
-from evaluator.tasks.descriptor import TaskDescriptor
+from evaluator.tasks import task_options as registered_task_options
+from evaluator.tasks.descriptor import TaskDescriptor, TaskOption
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import load_yaml
 
@@ -48,15 +48,20 @@ MODEL_FIELDS = frozenset(
     | {"tensor_parallel", "truncation"}
 )
 """RunOptions fields the sweep sets from the model, the task entry or the seeds, never from `options`."""
-TASK_OPTIONS = tuple(sorted(f.name for f in dataclasses.fields(RunOptions) if f.name not in MODEL_FIELDS))
+ENTRY_FIELDS = ("groups", "suite")
+"""RunOptions fields a task entry's `options` may set, besides the task's own options."""
+
+
+def all_task_options() -> tuple[str, ...]:
+    """Every key a task entry's `options` may hold, for one task or another."""
+    return tuple(sorted({*ENTRY_FIELDS, *registered_task_options()}))
 
 
 def task_options(task: TaskDescriptor) -> tuple[str, ...]:
     """The options a task entry of ``task`` may set."""
-    return tuple(name for name in TASK_OPTIONS if task.takes(name))
+    return tuple(sorted({*ENTRY_FIELDS, *task.option_names}))
 
 
-POSITIVE = ("k", "permutations", "max_new_tokens")
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -169,14 +174,19 @@ def _model_location(model: str, base: Path) -> str:
 
 
 def _task_options(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
+    """The entry's own task options, checked against what the task declares and read as their
+    declared types."""
     where = f"tasks[{index}].options"
-    allowed = task_options(TASKS[task.task])
+    descriptor = TASKS[task.task]
+    allowed = task_options(descriptor)
+    declared = {o.name: o for o in descriptor.options}
+    values: dict[str, Any] = {}
     for key, value in task.options.items():
         if key in MODEL_FIELDS:
             raise SweepFileError(
                 file, f"{where}.{key}", "is set per model or per task entry, not in the task's options"
             )
-        if key not in TASK_OPTIONS:
+        if key not in all_task_options():
             raise SweepFileError(file, f"{where}.{key}", f"not a task option.{did_you_mean(key, allowed)}")
         if key not in allowed:
             raise SweepFileError(
@@ -184,9 +194,27 @@ def _task_options(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
                 f"{where}.{key}",
                 f"task {task.task} does not take it (its options: {', '.join(allowed)})",
             )
-        if key in POSITIVE and value is not None and (not isinstance(value, int) or value < 1):
-            raise SweepFileError(file, f"{where}.{key}", f"must be a positive whole number, not {value!r}")
-    return dict(task.options)
+        if key in declared:
+            values[key] = _option_value(file, f"{where}.{key}", declared[key], value)
+    return values
+
+
+def _entry_fields(file: Path, index: int, task: TaskSpec) -> dict[str, Any]:
+    """The RunOptions fields a task entry's `options` set: groups, suite, and the task's own
+    options (checked; the defaults of those not set)."""
+    own = _task_options(file, index, task)
+    given = {key: task.options[key] for key in ENTRY_FIELDS if key in task.options}
+    return {**given, "task_options": TASKS[task.task].run_options(own, model="-").task_options}
+
+
+def _option_value(file: Path, where: str, option: TaskOption, value: Any) -> Any:
+    """A task option's value as its declared type (a minimum: a positive whole number)."""
+    if option.minimum is not None and value is not None and (not isinstance(value, int) or value < 1):
+        raise SweepFileError(file, where, f"must be a positive whole number, not {value!r}")
+    try:
+        return TypeAdapter(option.annotation).validate_python(value)
+    except ValidationError as exc:
+        raise SweepFileError(file, where, exc.errors()[0]["msg"]) from None
 
 
 def _run_options(file: Path, where: str, fields: dict[str, Any]) -> RunOptions:
@@ -218,6 +246,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
     base = file.parent
     model_labels: dict[str, int] = {}
     task_labels: dict[str, int] = {}
+    own: dict[int, dict[str, Any]] = {}
     for t_index, task in enumerate(spec.tasks):
         if task.task not in TASKS:
             raise SweepFileError(
@@ -233,7 +262,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                 f"a second {label!r} entry (tasks[{task_labels[label]}]): give each a distinct `name`",
             )
         task_labels[label] = t_index
-        _task_options(file, t_index, task)
+        own[t_index] = _entry_fields(file, t_index, task)
     if len(set(spec.seeds)) != len(spec.seeds):
         raise SweepFileError(file, "seeds", "a seed is listed twice")
     for m_index, model in enumerate(spec.models):
@@ -287,7 +316,7 @@ def _jobs(file: Path, spec: SweepSpec) -> Iterator[ModelPlan]:
                     "api": {"base_url": model.api_base, "rate": model.api_rate}
                     if model.backend == "openai"
                     else {},
-                    **task.options,
+                    **own[t_index],
                 }
                 options = _run_options(file, f"tasks[{t_index}].options", fields)
                 job_id = f"{label}.{task_label}.s{seed}"

@@ -15,6 +15,7 @@ import polars as pl
 import toolkit
 from evaluator.run import METRICS, PREDICTIONS, RUN, SIGNATURE
 from evaluator.sweep.spec import Job
+from evaluator.tasks import recorded_options
 from toolkit.core.fileio import loads_json
 from toolkit.release import Release
 
@@ -55,7 +56,7 @@ def rerun_reason(job: Job, folder: Path, release: Release) -> str | None:
         return "the release changed"
     if job.options.locales and run.get("locales") != list(job.options.locales):
         return "its signature differs (locales)"
-    if run.get("options") != _normal(job.options.as_dict()):
+    if run.get("options") != _normal(recorded_options(job.options)):
         return "its options changed"
     model = Path(job.options.model)
     local = job.options.backend == "transformers" and model.is_dir()

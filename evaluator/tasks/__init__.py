@@ -5,17 +5,18 @@ the report sections load only when used, so importing the registry stays cheap (
 polars or torch).
 
 Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)``,
-``get_task(name)`` and ``register(descriptor)``."""
+``get_task(name)``, ``register(descriptor)`` and ``task_options()`` (every task's own options)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from evaluator.options import RunOptions
 from evaluator.plugins import TASK_GROUP, plugin_entries, warn_left_out
 from evaluator.tasks import settings
-from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, load_attribute
+from evaluator.tasks.descriptor import COMMON_OPTIONS, Headline, TaskDescriptor, TaskOption, load_attribute
 from toolkit.core.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ _DESCRIPTORS = (
         name="sentiment",
         suite="sentiment",
         kinds=("classifier", "causal"),
-        options=("sentiment_mode", "positive_label"),
+        options=settings.SENTIMENT_OPTIONS,
         settings=settings.sentiment_settings,
         predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels"),
         metrics_model="evaluator.results.sentiment:SentimentMetrics",
@@ -44,7 +45,7 @@ _DESCRIPTORS = (
         name="sentiment-control",
         suite="sentiment-control",
         kinds=("classifier", "causal"),
-        options=("sentiment_mode", "positive_label"),
+        options=settings.SENTIMENT_OPTIONS,
         settings=settings.sentiment_settings,
         predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels", "pred_2way"),
         metrics_model="evaluator.results.sentiment_control:SentimentControlMetrics",
@@ -62,7 +63,7 @@ _DESCRIPTORS = (
         suite="sos",
         also_reads=("sos-study",),
         kinds=("masked", "causal"),
-        options=("score", "original_script"),
+        options=settings.PAIR_OPTIONS,
         settings=settings.sos_settings,
         predictions=("score", "score_kind"),
         metrics_model="evaluator.results.sos:SosMetrics",
@@ -78,7 +79,7 @@ _DESCRIPTORS = (
         name="crows-pairs",
         suite="crows-pairs",
         kinds=("masked", "causal"),
-        options=("score", "original_script"),
+        options=settings.PAIR_OPTIONS,
         settings=settings.crows_pairs_settings,
         predictions=("score_more", "score_less", "shared_tokens", "score_kind"),
         metrics_model="evaluator.results.crows_pairs:CrowsPairsMetrics",
@@ -93,7 +94,7 @@ _DESCRIPTORS = (
         name="honest",
         suite="honest",
         kinds=("causal", "masked", "seq2seq", "api"),
-        options=("k", "completion", "hurtlex_level", *GENERATION_OPTIONS),
+        options=settings.HONEST_OPTIONS,
         settings=settings.honest_settings,
         predictions=("completions", "completion_kind"),
         metrics_model="evaluator.results.honest:HonestMetrics",
@@ -108,7 +109,7 @@ _DESCRIPTORS = (
         name="bbq",
         suite="bbq",
         kinds=("causal", "seq2seq", "api"),
-        options=("bbq_mode", *GENERATION_OPTIONS),
+        options=settings.BBQ_OPTIONS,
         settings=settings.bbq_settings,
         predictions=("option_ll", "answer", "raw"),
         metrics_model="evaluator.results.bbq:BbqMetrics",
@@ -122,7 +123,7 @@ _DESCRIPTORS = (
         name="iat",
         suite="iat",
         kinds=("causal", "seq2seq", "api"),
-        options=("permutations", *GENERATION_OPTIONS),
+        options=settings.IAT_OPTIONS,
         settings=settings.iat_settings,
         predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
         metrics_model="evaluator.results.iat:IatMetrics",
@@ -136,7 +137,7 @@ _DESCRIPTORS = (
         name="ifm",
         suite="ifm",
         kinds=("causal", "seq2seq", "api"),
-        options=("instruction", *GENERATION_OPTIONS),
+        options=settings.IFM_OPTIONS,
         settings=settings.ifm_settings,
         predictions=("instruction", "prompt", "raw", "answer"),
         metrics_model="evaluator.results.ifm:IfmMetrics",
@@ -150,17 +151,54 @@ _DESCRIPTORS = (
 )
 
 _REGISTRY: dict[str, TaskDescriptor] = {d.name: d for d in _DESCRIPTORS}
+_RECORDED: dict[str, Any] = {o.name: o.default for d in _DESCRIPTORS for o in d.options}
+"""The built-in tasks' options at their defaults: run.json has always listed them all, whatever the
+task, so runs written before compare equal (--resume, a sweep's rerun)."""
 TASKS: Mapping[str, TaskDescriptor] = MappingProxyType(_REGISTRY)
 """Every task by name, in the report's order (a live read-only view: registered tasks included)."""
 
 
 def register(task: TaskDescriptor) -> None:
     """Add a task after the built-in ones (a plugin's, or a test's): everything that reads ``TASKS``
-    sees it at once. `eval run --task` offers it only when it is registered before evaluator.cli
-    is imported (the command's choices are made then), as installed plugins are (evaluator.plugins)."""
+    sees it at once. `eval run --task` offers it, and its options, only when it is registered
+    before evaluator.cli is imported (the command's choices are made then), as installed plugins
+    are (evaluator.plugins)."""
     if task.name in _REGISTRY:
         raise ValueError(f"task {task.name!r} is registered already")
+    check_declared_options(task)
     _REGISTRY[task.name] = task
+
+
+def check_declared_options(task: TaskDescriptor) -> None:
+    """Refuse options that would make a second meaning of a name: a common option's, or another
+    task's option of the same name declared with another type, default or choices (tasks that
+    declare one name share its `eval run` flag and its sweep key)."""
+    known = task_options()
+    for option in task.options:
+        if option.name in COMMON_OPTIONS or not option.name.isidentifier():
+            raise ValueError(f"task {task.name!r}: {option.name!r} cannot be the name of a task's option")
+        other = known.get(option.name)
+        if other is not None and other.shape() != option.shape():
+            raise ValueError(
+                f"task {task.name!r} declares option {option.name!r} as {option.shape()}, "
+                f"another task as {other.shape()}: one name, one meaning"
+            )
+
+
+def task_options() -> dict[str, TaskOption]:
+    """Every registered task's options by name, each once, in the report's order of the tasks
+    (`eval run` makes one flag of each, sweep files accept each)."""
+    out: dict[str, TaskOption] = {}
+    for task in TASKS.values():
+        for option in task.options:
+            out.setdefault(option.name, option)
+    return out
+
+
+def recorded_options(options: RunOptions) -> dict[str, Any]:
+    """A run's options as run.json records them: the common ones, the task's own, and every
+    built-in task's option at its default (the shape run.json has always had)."""
+    return {**_RECORDED, **options.as_dict()}
 
 
 def task_names() -> tuple[str, ...]:
@@ -169,6 +207,7 @@ def task_names() -> tuple[str, ...]:
 
 
 def descriptor(name: str) -> TaskDescriptor:
+    """The descriptor of task ``name``; an unknown name says which tasks exist."""
     if name not in TASKS:
         raise InputError(f"unknown task {name!r}.{did_you_mean(name, TASKS)}")
     return TASKS[name]
@@ -199,7 +238,10 @@ def _register_plugins() -> None:
         elif task.name in _REGISTRY:
             warn_left_out(ep, f"a task {task.name!r} exists already")
         else:
-            register(task)
+            try:
+                register(task)
+            except ValueError as exc:
+                warn_left_out(ep, str(exc))
 
 
 _register_plugins()

@@ -56,7 +56,7 @@ def missing_lexicon_entries(release: Release, needs: list[LexiconNeed]) -> list[
 
 
 @dataclass
-class Context:
+class ScoringContext:
     release: Release
     backend: CachedBackend
     options: RunOptions
@@ -75,7 +75,7 @@ class Task(ABC):
         """What --limit counts and keeps whole, the same in every locale (default: the sample)."""
         return pl.col("parallel_id")
 
-    def release_rows(self, ctx: Context) -> pl.DataFrame:
+    def release_rows(self, ctx: ScoringContext) -> pl.DataFrame:
         """The suite's rows in the run's locales (of the chosen groups, when --groups says so)."""
         suite = ctx.suite or self.descriptor.suite
         frames = [
@@ -88,23 +88,23 @@ class Task(ABC):
             frame = frame.filter(pl.col("group").is_in(sorted(ctx.groups)))
         return frame
 
-    def rows(self, ctx: Context) -> pl.DataFrame:
+    def rows(self, ctx: ScoringContext) -> pl.DataFrame:
         frame = self.release_rows(ctx)
         if frame.height == 0:
             return frame
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
-    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+    def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
         """The entries of the release's evaluation lexicons (lexicons/*.json) this run will read,
         checked before anything is scored (default: none)."""
         return []
 
     @abstractmethod
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         """The rows with the model's raw outputs added."""
 
     @abstractmethod
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> TaskMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> TaskMetrics:
         """Metrics per locale (and wherever the task reports them), as the task's metrics model."""
 
 
@@ -141,7 +141,9 @@ def pair_unit() -> pl.Expr:
     return pl.col("pair_id").str.splitn(":", 2).struct.field("field_1")
 
 
-def per_locale(ctx: Context, predictions: pl.DataFrame, report: Callable[[pl.DataFrame], T]) -> dict[str, T]:
+def per_locale(
+    ctx: ScoringContext, predictions: pl.DataFrame, report: Callable[[pl.DataFrame], T]
+) -> dict[str, T]:
     """``report`` of each locale's predictions, for the locales that have some."""
     out = {}
     for locale in ctx.locales:

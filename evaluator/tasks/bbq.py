@@ -11,7 +11,7 @@ import polars as pl
 from evaluator.metrics.bbq import bbq_report
 from evaluator.parsing import parse_bbq_choice
 from evaluator.results.bbq import BbqMetrics
-from evaluator.tasks.base import Context, LexiconNeed, Task, limit_rows
+from evaluator.tasks.base import LexiconNeed, ScoringContext, Task, limit_rows
 from evaluator.tasks.settings import bbq_generation, bbq_mode
 
 
@@ -21,7 +21,7 @@ class BbqTask(Task):
         score of part of a family measures which items were drawn, not the model."""
         return pl.col("family_id") if "family_id" in frame.columns else pl.col("item_id")
 
-    def rows(self, ctx: Context) -> pl.DataFrame:
+    def rows(self, ctx: ScoringContext) -> pl.DataFrame:
         frame = self.release_rows(ctx)
         if frame.height == 0:
             return frame
@@ -29,7 +29,7 @@ class BbqTask(Task):
             frame = shared_families(balanced_families(frame))
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
-    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+    def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
         needs = [
             LexiconNeed("prompts", locale, "bbq", "the question-answering frame") for locale in ctx.locales
         ]
@@ -38,7 +38,7 @@ class BbqTask(Task):
             needs += [LexiconNeed("answers", locale, "unknown", why) for locale in ctx.locales]
         return needs
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         prompts = bbq_prompts(rows, ctx.release.lexicon("prompts")["locales"])
         how = bbq_mode(ctx.options, ctx.backend.identity.kind)
         if how == "loglikelihood":
@@ -71,7 +71,7 @@ class BbqTask(Task):
             pl.Series("raw", raw, dtype=pl.String),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> BbqMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> BbqMetrics:
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         if "report_category" in frame.columns:  # names and control items reported apart, as BBQ does
             frame = frame.with_columns(pl.col("report_category").alias("category"))

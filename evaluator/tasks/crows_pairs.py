@@ -12,12 +12,12 @@ import polars as pl
 
 from evaluator.metrics.crows_pairs import crows_pairs_report
 from evaluator.results.crows_pairs import CrowsLocale, CrowsPairsMetrics
-from evaluator.tasks.base import Context, Task, per_locale
+from evaluator.tasks.base import ScoringContext, Task, per_locale
 from evaluator.tasks.settings import crows_pairs_score, pair_rule
 
 
 class CrowsPairsTask(Task):
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         kind = crows_pairs_score(ctx.options, ctx.backend.identity.kind)
         more, less = rows["sent_more"].to_list(), rows["sent_less"].to_list()
         shared: list[int | None]
@@ -37,7 +37,7 @@ class CrowsPairsTask(Task):
             pl.lit(kind).alias("score_kind"),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> CrowsPairsMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> CrowsPairsMetrics:
         rule = pair_rule(ctx.options)
 
         def report(frame: pl.DataFrame) -> CrowsLocale:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,8 +37,73 @@ COMMON_OPTIONS: tuple[str, ...] = (
 )
 """RunOptions fields every task takes (what to score, where, on which rows)."""
 
-GENERATION_OPTIONS: tuple[str, ...] = ("strategy", "max_new_tokens", "chat")
-"""RunOptions fields of a task that generates text."""
+PER_TASK = "Per task"
+GENERATION = "Generation (honest, bbq, iat, ifm)"
+
+
+@dataclass(frozen=True)
+class TaskOption:
+    """One option a task declares: `eval run` makes its flag (``--name``, help, choices, default)
+    from it, a sweep file's task entry may set it, and the run reads it from
+    ``RunOptions.option(name)``. Tasks that declare the same name share one flag, so they must
+    declare it alike (the registry refuses two meanings of one name)."""
+
+    name: str
+    """The option's name, snake_case: the flag is ``--`` and the name with dashes."""
+    type: type
+    """What a value is: str, int, float or bool."""
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    """The values a str option may take (the first is not the default unless ``default`` says)."""
+    minimum: int | None = None
+    """The smallest value an int option may take."""
+    panel: str = PER_TASK
+    """The section of `eval run --help` the flag is listed in."""
+
+    @property
+    def flag(self) -> str:
+        """The `eval run` flag (a bool without a default is the pair ``--name/--no-name``)."""
+        return option_flag(self.name)
+
+    @property
+    def annotation(self) -> Any:
+        """The value's type as typer and pydantic read it: a Literal of the choices, optional
+        when the default is None."""
+        kind: Any = Literal[self.choices] if self.choices else self.type
+        return kind | None if self.default is None else kind
+
+    def shape(self) -> tuple[Any, ...]:
+        """What two tasks declaring this name must agree on (the help may differ)."""
+        return (self.type, self.default, self.choices, self.minimum)
+
+
+GENERATION_OPTIONS: tuple[TaskOption, ...] = (
+    TaskOption(
+        "strategy",
+        str,
+        "auto",
+        "Decoding.",
+        choices=("auto", "greedy", "sample", "beam"),
+        panel=GENERATION,
+    ),
+    TaskOption(
+        "max_new_tokens",
+        int,
+        None,
+        "Tokens generated per answer (default: the task's).",
+        minimum=1,
+        panel=GENERATION,
+    ),
+    TaskOption(
+        "chat",
+        bool,
+        None,
+        "Wrap prompts in the model's chat template (default: when it has one).",
+        panel=GENERATION,
+    ),
+)
+"""The options of a task that generates text."""
 
 Legend = Literal["standing", "gender"]
 
@@ -60,8 +125,8 @@ class TaskDescriptor:
     """The release suite the task reads."""
     kinds: tuple[ModelKind, ...]
     """Model kinds the task can score, in order of preference."""
-    options: tuple[str, ...]
-    """The RunOptions fields of this task's own (besides COMMON_OPTIONS)."""
+    options: tuple[TaskOption, ...]
+    """The options of this task's own (besides COMMON_OPTIONS), in the order its errors list them."""
     settings: Callable[[RunOptions, ModelKind], dict[str, Any]]
     """The settings that change the task's numbers, for run.json and the signature."""
     predictions: tuple[str, ...]
@@ -99,26 +164,38 @@ class TaskDescriptor:
         """Every release suite the task can read, its own first."""
         return (self.suite, *self.also_reads)
 
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        """The names of the task's own options."""
+        return tuple(o.name for o in self.options)
+
     def takes(self, option: str) -> bool:
-        return option in COMMON_OPTIONS or option in self.options
+        """Whether a run of this task may set ``option`` (a common option or one it declares)."""
+        return option in COMMON_OPTIONS or option in self.option_names
 
     def unused_options(self, options: RunOptions, given: Collection[str] = ()) -> list[str]:
-        """The options this task does not take that are set away from their default, or named
-        at all (``given``: the fields the user wrote, e.g. on the command line): `--k 5` on sos
-        is as much a mistake as `--k 7`, though 5 is the default."""
-        return [
-            f.name
-            for f in dataclasses.fields(RunOptions)
-            if not self.takes(f.name) and (f.name in given or getattr(options, f.name) != _default(f))
-        ]
+        """The options this task does not declare that a run names: set in its ``task_options``,
+        or written by the user at all (``given``, e.g. on the command line), whatever the value:
+        `--k 5` on sos is as much a mistake as `--k 7`, though 5 is honest's default."""
+        named = [*options.task_options, *(name for name in given if name not in options.task_options)]
+        return [name for name in named if not self.takes(name)]
 
     def check_options(self, options: RunOptions, given: Collection[str] = ()) -> None:
         """Refuse options this task would ignore (a --k on sos is a mistake, not a setting)."""
         unused = self.unused_options(options, given)
         if unused:
             flags = ", ".join(option_flag(name) for name in unused)
-            own = ", ".join(option_flag(name) for name in self.options) or "none of its own"
+            own = ", ".join(option_flag(name) for name in self.option_names) or "none of its own"
             raise InputError(f"task {self.name} does not take {flags} (its options: {own})")
+
+    def run_options(self, values: Mapping[str, Any] | None = None, **common: Any) -> RunOptions:
+        """A run of this task: the common options as given, and the task's own options from
+        ``values`` (refused when the task does not declare one), their defaults for the rest."""
+        values = dict(values or {})
+        options = RunOptions(task=self.name, **common, task_options=values)
+        self.check_options(options)
+        filled = {o.name: values.get(o.name, o.default) for o in self.options}
+        return dataclasses.replace(options, task_options=filled)
 
     def read_metrics(self, values: object) -> TaskMetrics:
         """A run's ``metrics`` (from its metrics.json) as the task's model, or MetricsInvalid
@@ -134,16 +211,8 @@ class TaskDescriptor:
 
 
 def option_flag(name: str) -> str:
-    """The `eval run` flag of a RunOptions field."""
+    """The `eval run` flag of an option (a RunOptions field or a task's own)."""
     return "--" + name.replace("_", "-")
-
-
-def _default(field: dataclasses.Field[Any]) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return dataclasses.MISSING
 
 
 def load_attribute(reference: str) -> Any:

@@ -15,7 +15,7 @@ from evaluator.errors import EvaluationError
 from evaluator.metrics.honest import honest_report
 from evaluator.metrics.hurtlex import Lexicon, load_hurtlex
 from evaluator.results.honest import HonestLocale, HonestMetrics
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import ScoringContext, Task
 from evaluator.tasks.settings import Completion, completion_kind, honest_generation
 from toolkit.core.fileio import sha256_file
 from toolkit.core.project import cache_dir
@@ -50,13 +50,13 @@ def pinned_hurtlex(version: str, lang: str, sha256: str | None) -> Path:
 
 
 class HonestTask(Task):
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         mode = completion_kind(ctx.options, ctx.backend.identity.kind)
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
             if rows.filter(pl.col("locale") == locale).height:
                 hurtlex_file(ctx.release, locale)
         if mode == "word":
-            completions = ctx.backend.fill_mask(rows["text"].to_list(), ctx.options.k)
+            completions = ctx.backend.fill_mask(rows["text"].to_list(), ctx.options.option("k"))
         else:
             completions = ctx.backend.generate(rows["prefix"].to_list(), honest_generation(ctx.options))
         return rows.with_columns(
@@ -64,18 +64,18 @@ class HonestTask(Task):
             pl.lit(mode).alias("completion_kind"),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> HonestMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> HonestMetrics:
         lexicons = {}
         for locale in ctx.locales:
             if predictions.filter(pl.col("locale") == locale).height:
                 lang, path = hurtlex_file(ctx.release, locale)
-                lexicons[locale] = (lang, load_hurtlex(path, level=ctx.options.hurtlex_level))
+                lexicons[locale] = (lang, load_hurtlex(path, level=ctx.options.option("hurtlex_level")))
         return honest_metrics(
             predictions,
             ctx.locales,
             lexicons,
-            k=ctx.options.k,
-            level=ctx.options.hurtlex_level,
+            k=ctx.options.option("k"),
+            level=ctx.options.option("hurtlex_level"),
             seed=ctx.options.seed,
         )
 

@@ -15,17 +15,17 @@ import polars as pl
 from evaluator.metrics.iat import iat_report
 from evaluator.parsing import parse_iat_pairs
 from evaluator.results.iat import IatMetrics
-from evaluator.tasks.base import Context, Task
+from evaluator.tasks.base import ScoringContext, Task
 from evaluator.tasks.settings import iat_generation
 from toolkit.catalog.grammar import LocaleGrammar, new_environment
 
 
 class IatTask(Task):
-    def permutations(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def permutations(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         grammar = LocaleGrammar("iat", None, new_environment(), frozenset())
         out: list[dict[str, Any]] = []
         for row in rows.iter_rows(named=True):
-            for p in range(ctx.options.permutations):
+            for p in range(ctx.options.option("permutations")):
                 seed = int(
                     hashlib.sha256(f"{ctx.options.seed}\0{row['sample_id']}\0{p}".encode()).hexdigest()[:12],
                     16,
@@ -55,7 +55,7 @@ class IatTask(Task):
                 )
         return pl.DataFrame(out)
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         table = self.permutations(ctx, rows)
         raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), iat_generation(ctx.options))]
         pairs = []
@@ -68,6 +68,6 @@ class IatTask(Task):
             pl.Series("raw", raw, dtype=pl.String), pl.Series("pairs", pairs, dtype=pl.String)
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> IatMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> IatMetrics:
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         return IatMetrics.model_validate({"by_category": iat_report(frame, seed=ctx.options.seed)})

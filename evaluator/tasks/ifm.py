@@ -13,7 +13,7 @@ from evaluator.metrics.ifm import ifm_report
 from evaluator.options import Instruction
 from evaluator.parsing import parse_yes_no
 from evaluator.results.ifm import IfmMetrics
-from evaluator.tasks.base import Context, LexiconNeed, Task, pair_unit
+from evaluator.tasks.base import LexiconNeed, ScoringContext, Task, pair_unit
 from evaluator.tasks.settings import ifm_generation
 
 
@@ -51,14 +51,14 @@ class IfmTask(Task):
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
 
-    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+    def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
         why = "the words that read a generated answer as yes, no or neither"
         locales = dict.fromkeys([*ctx.locales, "en"])  # English words are always tried too
         return [LexiconNeed("answers", loc, key, why) for loc in locales for key in ("yes", "no", "unknown")]
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         answers = ctx.release.lexicon("answers")["locales"]
-        table = ifm_prompts(rows, ctx.options.instruction)
+        table = ifm_prompts(rows, ctx.options.option("instruction"))
         raw = ctx.backend.generate(table["prompt"].to_list(), ifm_generation(ctx.options))
         parsed = [
             read_answer(text, answers, locale, instruction)
@@ -71,7 +71,7 @@ class IfmTask(Task):
             pl.Series("answer", parsed, dtype=pl.String),
         )
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> IfmMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> IfmMetrics:
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frame = frame.with_columns(pair_unit().alias("_pair"))
         seed = ctx.options.seed

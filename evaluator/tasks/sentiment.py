@@ -20,7 +20,7 @@ from evaluator.metrics import sentiment as m
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import add_holm
 from evaluator.results.sentiment import SentimentMetrics
-from evaluator.tasks.base import Context, LexiconNeed, Task
+from evaluator.tasks.base import LexiconNeed, ScoringContext, Task
 from evaluator.tasks.settings import sentiment_mode
 
 LABELS = ("positive", "negative", "neutral")
@@ -57,18 +57,18 @@ class SentimentScoring(Task):
     """How a model is asked for sentiment, shared by the tasks that ask it (sentiment, and the
     control set's sentiment-control): a classifier's P(positive), or a prompted LM's label words."""
 
-    def lexicon_needs(self, ctx: Context) -> list[LexiconNeed]:
+    def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             return []
         why = "the prompt and label words put to a generative model"
         keys = ["sentiment", *(f"sentiment_labels.{label}" for label in LABELS)]
         return [LexiconNeed("prompts", locale, key, why) for locale in ctx.locales for key in keys]
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         texts = rows["text"].to_list()
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             probs = ctx.backend.classify(texts)
-            pos, mapped = classifier_labels(ctx.backend.identity.labels, ctx.options.positive_label)
+            pos, mapped = classifier_labels(ctx.backend.identity.labels, ctx.options.option("positive_label"))
             p_pos = [row[pos] for row in probs]
             pred = [mapped[max(range(len(row)), key=row.__getitem__)] for row in probs]
             can_predict = sorted({n for n in mapped if n in LABELS})
@@ -106,7 +106,7 @@ class SentimentTask(SentimentScoring):
         """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
         return pl.col("template")
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SentimentMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentMetrics:
         out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}
         labels = predictions["model_labels"][0].split(",") if predictions.height else list(LABELS)
         frame_all = predictions.with_columns(

@@ -19,7 +19,7 @@ from evaluator.metrics.classification import alike_sets, binary_scores, macro_f1
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import Figure, add_holm, add_intervals, ratio
 from evaluator.results.sentiment_control import SentimentControlMetrics
-from evaluator.tasks.base import Context
+from evaluator.tasks.base import ScoringContext
 from evaluator.tasks.sentiment import SentimentScoring, two_way
 
 ALPHA = 0.05
@@ -43,10 +43,10 @@ class SentimentControlTask(SentimentScoring):
         """--limit counts sentences, the same ones in every locale."""
         return pl.col("parallel_id")
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         return binary_predictions(super().predict(ctx, rows))
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SentimentControlMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentControlMetrics:
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frames = {loc: frame.filter(pl.col("locale") == loc) for loc in ctx.locales}
         present = [loc for loc in ctx.locales if frames[loc].height]

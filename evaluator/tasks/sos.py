@@ -9,7 +9,7 @@ import polars as pl
 
 from evaluator.metrics.sos import sos_report
 from evaluator.results.sos import SosLocale, SosMetrics
-from evaluator.tasks.base import Context, Task, pair_unit, per_locale
+from evaluator.tasks.base import ScoringContext, Task, pair_unit, per_locale
 from evaluator.tasks.settings import pair_rule, sos_score
 
 
@@ -17,7 +17,7 @@ class SosTask(Task):
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         return pair_unit()
 
-    def predict(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         kind = sos_score(ctx.options, ctx.backend.identity.kind)
         if kind == "shared":
             return self._shared(ctx, rows).with_columns(pl.lit(kind).alias("score_kind"))
@@ -29,7 +29,7 @@ class SosTask(Task):
             pl.Series("score", scores, dtype=pl.Float64), pl.lit(kind).alias("score_kind")
         )
 
-    def _shared(self, ctx: Context, rows: pl.DataFrame) -> pl.DataFrame:
+    def _shared(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
         """Each twin scored on the tokens it shares with the other (evaluator.alignment); a pair
         that shares none scores 0 against 0 and is counted (``shared_tokens`` 0:
         ``no_shared_tokens`` in the metrics, evaluator.metrics.sos)."""
@@ -51,7 +51,7 @@ class SosTask(Task):
         ).with_columns(pl.col("label").cast(rows.schema["label"]))
         return rows.join(scores, on=["pair_id", "label"], how="left", maintain_order="left")
 
-    def metrics(self, ctx: Context, predictions: pl.DataFrame) -> SosMetrics:
+    def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SosMetrics:
         rule = pair_rule(ctx.options)
         return SosMetrics(
             score=predictions["score_kind"][0] if predictions.height else None,

@@ -26,6 +26,7 @@ from evaluator.report.text import visual
 from evaluator.results.base import TaskMetrics
 from evaluator.tasks import get_task
 from evaluator.tasks.honest import honest_metrics
+from toolkit.catalog.locales import WordSplit
 from toolkit.cli import main
 
 RELEASE = "0.1.0-preview.1"
@@ -216,7 +217,10 @@ def honest_run(folder: Path, model: str) -> Path:
                 )
     predictions = pl.DataFrame(rows)
     lexicons = {"en": ("EN", HONEST_LEXICON), "ar": ("AR", HONEST_LEXICON), "arz": ("AR", HONEST_LEXICON)}
-    metrics = honest_metrics(predictions, ["en", "ar", "arz"], lexicons, k=2, level="conservative", seed=0)
+    splits: dict[str, WordSplit] = {"en": "spaces", "ar": "spaces", "arz": "spaces"}
+    metrics = honest_metrics(
+        predictions, ["en", "ar", "arz"], lexicons, splits, k=2, level="conservative", seed=0
+    )
     return write_run(folder, "honest", predictions, metrics, model=model, locales=["en", "ar", "arz"])
 
 

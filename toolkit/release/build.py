@@ -394,7 +394,7 @@ def _manifest(
         inputs=inputs | lexicon_inputs,
         lexicon_pins=LexiconPins(hurtlex=HurtlexPin.model_validate(load_pins(project).as_dict())),
         locales={
-            c: _locale_entry(catalog.locales[c], catalog.locales.codes.index(c))
+            c: locale_entry(catalog.locales[c], catalog.locales.codes.index(c))
             for c in sorted({c for v in plan.locales.values() for c in v})
             if not catalog.locales[c].published_only or any((sid, c) in frames for sid in plan.suites)
         },
@@ -439,7 +439,7 @@ def _published(catalog: Catalog, plan: _Plan) -> dict[str, PublishedImport]:
     return dict(sorted(out.items()))
 
 
-def _locale_entry(locale: Locale, position: int) -> LocaleEntry:
+def locale_entry(locale: Locale, position: int) -> LocaleEntry:
     """What the evaluator needs of a locale: its name and direction, its HurtLex language and how
     its text splits into words, how reports show it (and where, ``position`` in
     lexicons/locales.yaml), and whether it is published-only."""

@@ -19,12 +19,15 @@ from toolkit.core.records import SEMVER_RE, Record, parse_record, record_name
 
 
 class FormSpec(Record):
+    """The term forms an identity list must give for a locale (those its templates and macros read)."""
+
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     one_of: tuple[tuple[str, ...], ...] = ()
     """Groups of forms of which exactly one must be given (e.g. a declinable stem or an invariable word)."""
 
     def known(self) -> frozenset[str]:
+        """Every form a list may give for the locale; any other is refused."""
         return frozenset(self.required) | frozenset(self.optional) | {f for g in self.one_of for f in g}
 
 
@@ -43,6 +46,8 @@ class ReportStyle(Record):
 
 
 class Locale(Record):
+    """One entry of lexicons/locales.yaml: everything polyprobe needs to know of a locale."""
+
     code: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
     name: str
     native_name: str
@@ -75,6 +80,8 @@ class Locale(Record):
 
 
 class LocalesFile(Record):
+    """lexicons/locales.yaml as a whole (its header checked apart from its entries)."""
+
     version: str
     description: str
     locales: tuple[Locale, ...]
@@ -82,15 +89,19 @@ class LocalesFile(Record):
 
 @dataclass(frozen=True)
 class Locales:
+    """The loaded locales, by code in the file's order (the order reports list them in)."""
+
     version: str
     by_code: dict[str, Locale]
 
     @property
     def codes(self) -> list[str]:
+        """The codes in the file's order."""
         return list(self.by_code)
 
     @property
     def source(self) -> Locale:
+        """The locale the templates are written in (English)."""
         return next(loc for loc in self.by_code.values() if loc.source)
 
     def __getitem__(self, code: str) -> Locale:

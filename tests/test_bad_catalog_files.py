@@ -201,10 +201,34 @@ CASES: list[tuple[str, Callable[[Path], None], str, list[str]]] = [
         ["nl published_only: a published-only locale is never rendered or translated"],
     ),
     (
-        "a published-only locale without its report colour",
+        "a published-only locale without its report style",
         replace(LOCALES, '    report:\n      colour: "#EE8866"\n      html_lang: nl\n', ""),
         LOCALES,
-        ["nl report: a published-only locale needs its report colour"],
+        ["nl report: required field is missing"],
+    ),
+    (
+        "a rendered locale without its report style",
+        replace(LOCALES, '    report:\n      colour: "#88CCEE"\n      html_lang: he\n', ""),
+        LOCALES,
+        ["he report: required field is missing"],
+    ),
+    (
+        "a locale without its HTML language tag",
+        replace(LOCALES, '      colour: "#CC6677"\n      html_lang: zh-Hans\n', '      colour: "#CC6677"\n'),
+        LOCALES,
+        ["zh report.html_lang: required field is missing"],
+    ),
+    (
+        "a locale without its word splitting",
+        replace(LOCALES, "    word_split: characters\n", ""),
+        LOCALES,
+        ["zh word_split: required field is missing"],
+    ),
+    (
+        "a locale with a word splitting polyprobe does not know",
+        replace(LOCALES, "    word_split: characters\n", "    word_split: syllables\n"),
+        LOCALES,
+        ["zh word_split: Input should be 'spaces' or 'characters'"],
     ),
     (
         "a rendered locale without its forms",
@@ -300,6 +324,38 @@ def test_validate_json_lists_the_consequences_with_their_cause(mini: Path, cli) 
     follow = [p for p in problems[1:] if p.get("cause") == TAXONOMY]
     assert len(follow) == len(problems) - 1 > 0  # every other problem follows from the empty taxonomy
     assert {p["field"] for p in follow} >= {"attribute", "attributes", "region"}
+
+
+def test_a_locale_whose_hurtlex_language_is_not_pinned_is_refused(mini: Path, cli) -> None:
+    """Arabic's HurtLex pin taken out: both locales scored with it (ar, and arz, which has no
+    lexicon of its own) are named; release build, which records the pins, is not validate's check."""
+    buildable(mini)
+    pins = mini / "lexicons" / "hurtlex.toml"
+    text = pins.read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines(keepends=True) if line.startswith("AR = "))
+    pins.write_text(text.replace(line, ""), encoding="utf-8")
+    result = cli("catalog", "validate", "--root", str(mini), "--json")
+    assert result.code == 2, result.out
+    problems = json.loads(result.out)["problems"]
+    assert [(p["file"], p["record"], p["field"], p["message"]) for p in problems] == [
+        (
+            LOCALES,
+            code,
+            "hurtlex",
+            f"HurtLex language AR of locale {code} has no pinned sha256 in lexicons/hurtlex.toml",
+        )
+        for code in ("ar", "arz")
+    ]
+    plain = cli("catalog", "validate", "--root", str(mini))
+    assert plain.code == 2
+    assert (
+        f"error: {LOCALES}: arz hurtlex: HurtLex language AR of locale arz has no pinned sha256 in "
+        "lexicons/hurtlex.toml" in plain.err
+    )
+
+
+def test_every_locale_of_the_repository_has_its_hurtlex_language_pinned(mini: Path, cli) -> None:
+    assert cli("catalog", "validate", "--root", str(buildable(mini))).code == 0
 
 
 # --- the repository's own catalog -------------------------------------------------------------

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
@@ -99,6 +101,10 @@ ESPERANTO = """\
     native_name: Esperanto
     script: Latn
     direction: ltr
+    report:
+      colour: "#BBCC33"
+      html_lang: eo
+    word_split: spaces
     forms:
       required: [stem]
     note: "stem: the adjective without its ending (islam-); adj() adds -a, -aj, -an, -ajn."
@@ -159,7 +165,7 @@ def test_add_a_locale(cli: Cli, tmp_path: Path) -> None:
         "locales: [en, de, he, it]",
         "locales: [en, de, he, it, eo]",
     )
-    # 6. its evaluation lexicons: without an entry the catalog is not valid
+    # 1. (the same step) its evaluation lexicons: without an entry the catalog is not valid
     with_release_lexicons(root)
     refused = cli("catalog", "validate", *at)
     assert refused.code == 2
@@ -208,6 +214,115 @@ def test_add_a_locale(cli: Cli, tmp_path: Path) -> None:
     # parallel to English: the same parallel ids
     english = jsonl(cli("render", "--suite", "sentiment", "--locale", "en", *at).out)
     assert {r["parallel_id"] for r in english} == {r["parallel_id"] for r in rows.values()}
+
+
+ESPERANTO_IN_THE_REPOSITORY = """\
+  - code: eo
+    name: Esperanto
+    native_name: Esperanto
+    script: Latn
+    direction: ltr
+    report:
+      colour: "#BBCC33"
+      html_lang: eo
+    word_split: spaces
+    forms:
+      required: [stem]
+"""
+
+
+def copy_of_the_repository(folder: Path) -> Path:
+    """The repository's tracked files as they are now, committed in a repository of their own."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for rel in filter(None, listed.decode("utf-8").split("\0")):
+        if (REPO / rel).is_file() and not (REPO / rel).is_symlink():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(REPO / rel, folder / rel)
+    git = ("git", "-c", "user.name=tests", "-c", "user.email=tests@example.org")
+    for command in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "the repository")):
+        subprocess.run([*git, *command], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+def test_a_new_locale_touches_no_python_file(cli: Cli, tmp_path: Path) -> None:
+    """The locale recipe done in a copy of the repository, on the sentiment study's control set
+    (no identity groups, so no terms or grammar): only data files change, and the locale is
+    validated, rendered, released, scored and shown in the report with its own colour, label and
+    language tag."""
+    root = copy_of_the_repository(tmp_path / "repository")
+    at = ("--root", str(root))
+    # 1. declare it, with its evaluation lexicons (validate refuses the locale without them)
+    locales = root / "lexicons" / "locales.yaml"
+    locales.write_text(locales.read_text(encoding="utf-8") + ESPERANTO_IN_THE_REPOSITORY, encoding="utf-8")
+    edit(root / "lexicons" / "answers.yaml", "\nlocales:\n", "\nlocales:\n" + ESPERANTO_ANSWERS)
+    edit(root / "lexicons" / "prompts.yaml", "\nlocales:\n", "\nlocales:\n" + ESPERANTO_PROMPTS)
+    # 4. the suite
+    edit(
+        root / "templates" / "sentiment-control" / "suite.yaml",
+        "locales: [en, zh, it, he, es, ar, arz, de, fr]",
+        "locales: [en, zh, it, he, es, ar, arz, de, fr, eo]",
+    )
+    # 5. the segments to draft: counted by status, listed by xliff export
+    status = json.loads(cli("translations", "status", "--json", *at).out)
+    assert status["eo"]["sentiment-control"]["untranslated"] == 200
+    exported = tmp_path / "eo.xlf"
+    assert (
+        cli(
+            "xliff", "export", "--locale", "eo", "--suite", "sentiment-control", "--out", str(exported), *at
+        ).code
+        == 0
+    )
+    xliff = exported.read_text(encoding="utf-8")
+    segments = re.findall(r'<unit id="([^"]+)"', xliff)
+    assert len(segments) == 200 and xliff.count('state="initial"') == 200
+    drafts = tmp_path / "eo-drafts.yaml"
+    drafts.write_text("".join(f'{s}: "Frazo {s}."\n' for s in segments), encoding="utf-8")
+    drafted = cli(
+        "translations", "draft", str(drafts), "--suite", "sentiment-control", "--locale", "eo", "--by", "tests", *at
+    )  # fmt: skip
+    assert drafted.code == 0, drafted.err
+    # only data changed: no Python file
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.splitlines()
+    assert sorted(line[3:] for line in changed) == [
+        "lexicons/answers.yaml",
+        "lexicons/locales.yaml",
+        "lexicons/prompts.yaml",
+        "templates/sentiment-control/suite.yaml",
+        "translations/eo/sentiment-control.jsonl",
+    ]
+    # the checks: validate, render, a release, a run and its report
+    validated = cli("catalog", "validate", "--json", *at)
+    assert validated.code == 0, validated.out
+    assert json.loads(validated.out)["rows"]["sentiment-control/eo"] == 200
+    rendered = cli("render", "--suite", "sentiment-control", "--locale", "eo", *at)
+    assert rendered.code == 0, rendered.err
+    assert {(r["locale"], r["status"]) for r in jsonl(rendered.out)} == {("eo", "draft")}
+    dist = tmp_path / "dist"
+    built = cli(
+        "release", "build", "0.1.0-preview.1", "--preview", "--suites", "sentiment-control",
+        "--locales", "en,eo", "--dist", str(dist), *at,
+    )  # fmt: skip
+    assert built.code == 0, built.err
+    release = dist / "polyprobe-0.1.0-preview.1"
+    assert open_release(release).manifest.locales["eo"].colour == "#BBCC33"
+    out = tmp_path / "run"
+    model = tm.bert_classifier(tmp_path / "classifier")
+    result = eval_run(cli, release, out, "--task", "sentiment-control", "--model", str(model))
+    assert result.code == 0, result.err
+    report = cli("eval", "report", str(out), "--out", str(tmp_path / "report"))
+    assert report.code == 0, report.err
+    html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert (
+        '<span class="loc"><span class="swatch" style="background:#BBCC33"></span>'
+        'eo<bdi lang="eo" dir="ltr">Esperanto</bdi></span>'
+    ) in html
+    assert '<span dir="auto">eo · Esperanto</span> <small>(locale)</small>' in html
 
 
 # --- Recipe 2: a suite ------------------------------------------------------------------------

@@ -12,12 +12,14 @@ import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
 
 import evaluator.metrics.honest as honest_module
 import evaluator.metrics.hurtlex as hurtlex_module
+from evaluator.errors import EvaluationError
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.honest import honest_by_category, honest_scores, hurtful_matches
 from evaluator.metrics.hurtlex import (
@@ -28,6 +30,10 @@ from evaluator.metrics.hurtlex import (
     normalise,
     tokenise,
 )
+from evaluator.tasks.honest import honest_metrics, word_split
+from tests.conftest import REPO
+from toolkit.catalog.locales import WordSplit, load_locales
+from toolkit.core.project import Project
 
 HEADER = "id\tpos\tcategory\tstereotype\tlemma\tlevel"
 
@@ -533,3 +539,52 @@ def test_real_hurtlex_files() -> None:
     zh = lex["ZH"].match("他是个流氓", "cjk")
     assert [(m.lemma, m.forms) for m in zh] == [("流 氓", ("流 氓", "流氓"))]
     assert load_hurtlex(REAL / "ZH" / "1.2" / "hurtlex_ZH.tsv", level="inclusive").unmatchable == ("“",)
+
+
+# --- word splitting: a locale's data (lexicons/locales.yaml word_split), read from the release
+
+
+def _completions(locale: str, texts: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "locale": [locale] * len(texts),
+            "group": ["g"] * len(texts),
+            "attribute": ["religion"] * len(texts),
+            "standing": ["marginalized"] * len(texts),
+            "variant": ["m"] * len(texts),
+            "template": [f"t{i}" for i in range(len(texts))],
+            "completions": [[text] for text in texts],
+            "completion_kind": ["sentence"] * len(texts),
+        }
+    )
+
+
+@pytest.mark.parametrize(("split", "hurtful"), [("characters", 1), ("spaces", 0)])
+def test_honest_splits_words_as_the_locale_says(split: WordSplit, hurtful: int) -> None:
+    """Chinese has no spaces: split into characters the lemma 流氓 is found in 他是流氓, split at
+    spaces the sentence is one word and nothing is found. Which it is comes from the data."""
+    lexicon = Lexicon([("流氓", "cds")])
+    frame = _completions("zh", ["他是流氓", "他是老师"])
+    metrics = honest_metrics(
+        frame, ["zh"], {"zh": ("ZH", lexicon)}, {"zh": split}, k=1, level="conservative", seed=0
+    )
+    overall = metrics.per_locale["zh"].by_locale[0]
+    assert overall.n_hurtful == hurtful and overall.n_completions == 2
+
+
+def test_every_locale_of_the_repository_says_how_it_splits_words() -> None:
+    locales = load_locales(Project.at(REPO))
+    assert {code: locales[code].word_split for code in locales.codes} == {
+        code: "characters" if code == "zh" else "spaces" for code in locales.codes
+    }
+
+
+@pytest.mark.bad_input
+def test_a_release_that_does_not_record_word_splitting_is_refused() -> None:
+    release = SimpleNamespace(
+        version="1.0.0", manifest=SimpleNamespace(locales={"zh": SimpleNamespace(word_split=None)})
+    )
+    with pytest.raises(
+        EvaluationError, match=re.escape("release 1.0.0 does not record how zh splits into words")
+    ):
+        word_split(release, "zh")  # type: ignore[arg-type]

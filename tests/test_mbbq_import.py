@@ -377,8 +377,19 @@ def test_dutch_is_a_published_only_locale(root: Path, mbbq: Path, tmp_path: Path
         "published_only": True,
         "colour": "#EE8866",
         "html_lang": "nl",
+        "word_split": "spaces",
+        "position": 9,
     }
-    assert "hurtlex" in manifest["locales"]["en"] and "colour" not in manifest["locales"]["en"]
+    assert manifest["locales"]["en"] == {
+        "name": "English",
+        "native_name": "English",
+        "direction": "ltr",
+        "hurtlex": "EN",
+        "colour": "#332288",
+        "html_lang": "en",
+        "word_split": "spaces",
+        "position": 0,
+    }
     left = manifest["published"][".polyprobe/imports/bbq/nl.jsonl"]
     assert left["rows"] == 36 and [(r["file"], r["line"]) for r in left["left_out"]] == [
         ("Gender_identity_nl.jsonl", line) for line in range(25, 29)

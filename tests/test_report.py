@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+import yaml
 
 from evaluator.metrics import sentiment as sentiment_metrics
 from evaluator.metrics.hurtlex import Lexicon
@@ -26,7 +27,11 @@ from evaluator.report.text import visual
 from evaluator.results.base import TaskMetrics
 from evaluator.tasks import get_task
 from evaluator.tasks.honest import honest_metrics
+from tests.conftest import REPO
+from toolkit.catalog.locales import WordSplit, load_locales
 from toolkit.cli import main
+from toolkit.core.project import Project
+from toolkit.release.build import locale_entry
 
 RELEASE = "0.1.0-preview.1"
 SENTIMENT_LOCALES = ["en", "zh", "he", "ar"]
@@ -64,7 +69,13 @@ def write_run(
         "task": task,
         "options": {"task": task, "model": model, "seed": 0, "limit": None},
         "locales": locales,
-        "release": {"path": "dist", "version": release, "signature": f"release-{release}", "preview": True},
+        "release": {
+            "path": "dist",
+            "version": release,
+            "signature": f"release-{release}",
+            "preview": True,
+            "locales": described(locales),
+        },
         "model": {"name": model, "resolved": None, "revision": "none", "kind": "causal", "labels": []},
         "backend_settings": {},
         "task_settings": settings or {},
@@ -73,6 +84,14 @@ def write_run(
     }
     (folder / "run.json").write_text(json.dumps(info, **dump), encoding="utf-8")
     return folder
+
+
+def described(codes: list[str]) -> dict[str, Any]:
+    """The locales as a release of the repository's catalog describes them in run.json."""
+    catalog = load_locales(Project.at(REPO))
+    return {
+        code: locale_entry(catalog[code], catalog.codes.index(code)).model_dump(mode="json") for code in codes
+    }
 
 
 def ctx(locales: list[str]) -> Any:
@@ -216,7 +235,10 @@ def honest_run(folder: Path, model: str) -> Path:
                 )
     predictions = pl.DataFrame(rows)
     lexicons = {"en": ("EN", HONEST_LEXICON), "ar": ("AR", HONEST_LEXICON), "arz": ("AR", HONEST_LEXICON)}
-    metrics = honest_metrics(predictions, ["en", "ar", "arz"], lexicons, k=2, level="conservative", seed=0)
+    splits: dict[str, WordSplit] = {"en": "spaces", "ar": "spaces", "arz": "spaces"}
+    metrics = honest_metrics(
+        predictions, ["en", "ar", "arz"], lexicons, splits, k=2, level="conservative", seed=0
+    )
     return write_run(folder, "honest", predictions, metrics, model=model, locales=["en", "ar", "arz"])
 
 
@@ -453,6 +475,64 @@ def test_rtl_and_chinese_labels_stay_text_in_the_svg(report: Path) -> None:
     assert '<bdi lang="ar" dir="rtl">العربية الفصحى</bdi>' in html
     assert '<bdi lang="arz" dir="rtl">العامية المصرية</bdi>' in html
     assert "Noto Sans CJK SC" in html
+
+
+def _legend_locales(html: str) -> list[str]:
+    legend = html[html.index('<div class="legend">') :]
+    legend = legend[: legend.index("</div>")]
+    return re.findall(r'<span dir="auto">([a-z]+) · [^<]*</span> <small>\(locale\)</small>', legend)
+
+
+def test_locales_are_shown_as_lexicons_locales_yaml_describes_them(
+    report: Path, runs: dict[str, Path]
+) -> None:
+    """Colour, label, HTML language tag, direction and order: each locale's entry in
+    lexicons/locales.yaml, carried by the release into run.json (where its locales are listed by
+    code, not in the file's order)."""
+    html = (report / "report.html").read_text(encoding="utf-8")
+    entries = yaml.safe_load((REPO / "lexicons" / "locales.yaml").read_text(encoding="utf-8"))["locales"]
+    present = {loc for run in runs.values() for loc in json.loads((run / "run.json").read_text())["locales"]}
+    assert _legend_locales(html) == [e["code"] for e in entries if e["code"] in present]
+    for entry in entries:
+        if entry["code"] in present:
+            assert (
+                f'<span class="loc"><span class="swatch" style="background:{entry["report"]["colour"]}"></span>'
+                f'{entry["code"]}<bdi lang="{entry["report"]["html_lang"]}" dir="{entry["direction"]}">'
+                f"{entry['native_name']}</bdi></span>"
+            ) in html
+    assert '<bdi lang="zh-Hans" dir="ltr">简体中文</bdi>' in html
+
+
+def test_the_release_decides_how_a_locale_is_shown(
+    runs: dict[str, Path], tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """No table in the report's code: another description in the run's release is shown as it is,
+    and a run whose release describes no locale (built before locales had report styles) shows
+    each locale as its code, in grey."""
+    run = tmp_path / "described"
+    shutil.copytree(runs["ifm"], run)
+    info = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    info["release"]["locales"]["en"] |= {"native_name": "Inglese", "colour": "#123456", "html_lang": "en-GB"}
+    info["release"]["locales"]["en"]["position"] = 7
+    info["release"]["locales"]["arz"]["position"] = 1
+    (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert cli("eval", "report", str(run), "--out", str(tmp_path / "r1")).code == 0
+    html = (tmp_path / "r1" / "report.html").read_text(encoding="utf-8")
+    assert (
+        '<span class="loc"><span class="swatch" style="background:#123456"></span>'
+        'en<bdi lang="en-GB" dir="ltr">Inglese</bdi></span>'
+    ) in html
+    assert _legend_locales(html) == ["arz", "en"]
+
+    old = tmp_path / "old"
+    shutil.copytree(runs["ifm"], old)
+    info = json.loads((old / "run.json").read_text(encoding="utf-8"))
+    del info["release"]["locales"]
+    (old / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    assert cli("eval", "report", str(old), "--out", str(tmp_path / "r2")).code == 0
+    html = (tmp_path / "r2" / "report.html").read_text(encoding="utf-8")
+    assert '<span class="loc"><span class="swatch" style="background:#777777"></span>arz</span>' in html
+    assert "<bdi" not in html and _legend_locales(html) == []
 
 
 def test_visual_order_for_renderers_without_bidi() -> None:

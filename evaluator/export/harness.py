@@ -33,7 +33,7 @@ from evaluator.metrics.ifm import ifm_scores
 from evaluator.metrics.sos import sos_scores
 from evaluator.tasks.base import pair_unit, unit_key
 from evaluator.tasks.bbq import balanced_families, bbq_prompts
-from evaluator.tasks.honest import hurtlex_file, pinned_hurtlex
+from evaluator.tasks.honest import SCRIPTS, hurtlex_file, pinned_hurtlex, word_split
 from evaluator.tasks.ifm import ifm_prompts, read_answer
 from toolkit.release import Release, open_release
 
@@ -101,7 +101,7 @@ def _hurtlex(version: str, lang: str, sha256: str, level: str) -> Lexicon:
 def _honest_table(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     first = frame.row(0, named=True)
     lexicon = _hurtlex(first["hurtlex_version"], first["hurtlex"], first["hurtlex_sha256"], first["level"])
-    script: Script = "cjk" if first["locale"] == "zh" else "space"
+    script: Script = SCRIPTS[first["word_split"]]
     return honest_scores(frame, lexicon, completion="sentence", script=script, by=by)
 
 
@@ -280,6 +280,7 @@ def _honest_docs(release: Release, rows: pl.DataFrame, options: dict[str, Any]) 
     locale = str(rows["locale"][0]) if rows.height else "en"
     pins = release.lexicon_pins().get("hurtlex") or {}
     lang = release.manifest.locales[locale].hurtlex if locale in release.manifest.locales else None
+    split = word_split(release, locale) if locale in release.manifest.locales else None
     return _ordered(rows, pl.col("parallel_id"), options["seed"], []).select(
         "sample_id",
         "template",
@@ -293,6 +294,7 @@ def _honest_docs(release: Release, rows: pl.DataFrame, options: dict[str, Any]) 
         pl.lit(pins.get("version"), dtype=pl.String).alias("hurtlex_version"),
         pl.lit((pins.get("sha256") or {}).get(lang or ""), dtype=pl.String).alias("hurtlex_sha256"),
         pl.lit(options["level"]).alias("level"),
+        pl.lit(split, dtype=pl.String).alias("word_split"),
     )
 
 
@@ -392,7 +394,7 @@ def _row(doc: dict[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         completions = [completions] if isinstance(completions, str) else list(completions)
         keys = ("template", "group", "attribute", "standing", "variant", "locale", "hurtlex")
         return {
-            **{k: doc[k] for k in (*keys, "hurtlex_version", "hurtlex_sha256", "level")},
+            **{k: doc[k] for k in (*keys, "hurtlex_version", "hurtlex_sha256", "level", "word_split")},
             # as polyprobe's backends give them: cut at the first line break, stripped
             "completions": [c.split("\n", 1)[0].strip() for c in completions],
         }

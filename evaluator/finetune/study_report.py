@@ -25,6 +25,7 @@ from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.multilingual import RESAMPLES, mono_multi_change
 from evaluator.metrics.stats import holm
 from evaluator.metrics.uncertainty import group_seed
+from evaluator.report.build import described_locales
 from evaluator.report.document import (
     Block,
     Cell,
@@ -42,7 +43,7 @@ from evaluator.report.document import (
 from evaluator.report.figures import write_text
 from evaluator.report.html import render_html
 from evaluator.report.markdown import render_markdown
-from evaluator.report.palette import LOCALES, locale_color, locale_label, locale_order
+from evaluator.report.palette import locale_color, locale_info, locale_label, locale_order, release_locales
 from evaluator.report.plots import DELTA_CMAP, HeatPanel, Tick, distributions, heatmap
 from evaluator.report.runs import Run, load_run
 from evaluator.report.sections.common import SectionContext, interval, locale_ticks
@@ -494,6 +495,14 @@ def _models_table(trained: list[Trained]) -> Table:
 def build_study_report(
     study_file: Path, trained: list[Trained], runs: dict[str, dict[str, Path]], out: Path
 ) -> StudyReport:
+    """The study's report; its locales shown as the evaluated runs' releases describe them."""
+    data = _Runs(trained, runs, {})
+    loaded = [run for t in trained for task in runs.get(t.label, {}) if (run := data.run(t, task))]
+    with release_locales(described_locales(loaded)):
+        return _write_study_report(study_file, trained, data, out)
+
+
+def _write_study_report(study_file: Path, trained: list[Trained], data: _Runs, out: Path) -> StudyReport:
     refuse_inside_release(out)
     plots = out / "plots"
     if plots.is_dir():
@@ -501,7 +510,6 @@ def build_study_report(
             if old.is_file() and old.suffix in (".png", ".svg"):
                 old.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    data = _Runs(trained, runs, {})
     ctx = SectionContext(out)
     numbers: dict[str, Any] = {
         "study": str(study_file),
@@ -519,12 +527,16 @@ def build_study_report(
                 blocks=[Note("; ".join(f"{t.label}: {t.error}" for t in failed), "warning")],
             ),
         )
-    present = locale_order({loc for t in trained for loc in t.job.languages if loc in LOCALES})
+    present = [
+        info
+        for info in map(locale_info, locale_order({loc for t in trained for loc in t.job.languages}))
+        if info is not None
+    ]
     document = Document(
         title=f"polyprobe study {study_file.name}: monolingual vs multilingual fine-tuning",
         runs=_models_table(trained),
         sections=sections,
-        legend=[("locale", f"{code} · {LOCALES[code].native}", LOCALES[code].color) for code in present]
+        legend=[("locale", f"{info.code} · {info.native}", info.color) for info in present]
         + [("fine-tuning", name, color) for _key, name, color in SIDES],
     )
     html, markdown, numbers_path = out / "report.html", out / "summary.md", out / "comparison.json"

@@ -124,21 +124,31 @@ def build_report(folders: Sequence[Path], out: Path, labels: Sequence[str] | Non
 
 
 def described_locales(runs: Sequence[Run]) -> dict[str, LocaleInfo]:
-    """The locales the runs' releases describe with a report style (published-only ones), as the
-    palette shows them; the first run that describes a locale decides."""
-    out: dict[str, LocaleInfo] = {}
+    """The locales the runs' releases describe with a report style, as the palette shows them, in
+    the order of lexicons/locales.yaml (``position``); the first run that describes a locale
+    decides."""
+    described: dict[str, tuple[int | None, LocaleInfo]] = {}
     for run in runs:
         for code, entry in run.info.release.locales.items():
-            if entry.colour and code not in out:
-                out[code] = LocaleInfo(
-                    code,
-                    entry.name,
-                    entry.native_name or entry.name,
-                    entry.direction,
-                    entry.colour,
-                    entry.html_lang or code,
+            if entry.colour and code not in described:
+                described[code] = (
+                    entry.position,
+                    LocaleInfo(
+                        code,
+                        entry.name,
+                        entry.native_name or entry.name,
+                        entry.direction,
+                        entry.colour,
+                        entry.html_lang or code,
+                    ),
                 )
-    return out
+    first_seen = {code: i for i, code in enumerate(described)}
+
+    def place(code: str) -> tuple[bool, int, int]:
+        position = described[code][0]
+        return (position is None, position or 0, first_seen[code])
+
+    return {code: described[code][1] for code in sorted(described, key=place)}
 
 
 def _build(runs: list[Run], out: Path) -> ReportResult:

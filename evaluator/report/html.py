@@ -23,8 +23,6 @@ from evaluator.report.document import (
 )
 from evaluator.report.palette import BETTER, CSS_FONT_STACK, NEUTRAL, WORSE, locale_color, locale_info
 
-LANG_TAGS = {"zh": "zh-Hans", "he": "he", "ar": "ar", "arz": "arz"}
-
 CSS = f"""
 :root {{ --better: {BETTER}; --worse: {WORSE}; --neutral: {NEUTRAL}; }}
 * {{ box-sizing: border-box; }}
@@ -73,10 +71,9 @@ def _locale(code: str) -> str:
     swatch = f'<span class="swatch" style="background:{locale_color(code)}"></span>'
     if info is None:
         return f'<span class="loc">{swatch}{escape(code)}</span>'
-    lang = LANG_TAGS.get(code, info.lang or code)
     return (
         f'<span class="loc">{swatch}{escape(code)}'
-        f'<bdi lang="{lang}" dir="{info.direction}">{escape(info.native)}</bdi></span>'
+        f'<bdi lang="{escape(info.lang or code)}" dir="{info.direction}">{escape(info.native)}</bdi></span>'
     )
 
 

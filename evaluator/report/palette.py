@@ -1,11 +1,13 @@
 """The report's colours and locale names, in one place so every plot and table agrees: a locale,
 a standing or a gender variant has the same colour in every figure of every report.
 
-Locale colours are Paul Tol's muted qualitative scheme (distinguishable with colour-vision
-deficiencies); the two Arabic varieties get neighbouring greens on purpose. A locale the nine
-below do not cover (a published-only locale such as MBBQ's Dutch or Turkish) is shown as its
-release describes it (lexicons/locales.yaml's ``report``, carried by the manifest into run.json):
-the report makes those descriptions current with :func:`release_locales` while it draws."""
+A locale is shown as its release describes it: lexicons/locales.yaml gives each locale its colour
+and HTML language tag (``report``) and its native name; the release manifest carries them, with the
+locale's place in that file, into run.json, and the report makes the runs' descriptions current
+with :func:`release_locales` while it draws. The colours there are Paul Tol's muted qualitative
+scheme (distinguishable with colour-vision deficiencies); the two Arabic varieties get
+neighbouring greens on purpose. A locale no run's release describes (a release from before every
+locale had a report style) is drawn in grey under its code."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from types import MappingProxyType
 
 @dataclass(frozen=True)
 class LocaleInfo:
+    """A locale as reports show it (from its release's description)."""
+
     code: str
     name: str
     native: str
@@ -27,22 +31,6 @@ class LocaleInfo:
     lang: str = ""
     """The HTML language tag (empty: the code)."""
 
-
-LOCALES: dict[str, LocaleInfo] = {
-    info.code: info
-    for info in (
-        LocaleInfo("en", "English", "English", "ltr", "#332288"),
-        LocaleInfo("zh", "Chinese (Simplified)", "简体中文", "ltr", "#CC6677"),
-        LocaleInfo("it", "Italian", "italiano", "ltr", "#999933"),
-        LocaleInfo("he", "Hebrew", "עברית", "rtl", "#88CCEE"),
-        LocaleInfo("es", "Spanish", "español", "ltr", "#DDCC77"),
-        LocaleInfo("ar", "Modern Standard Arabic", "العربية الفصحى", "rtl", "#117733"),
-        LocaleInfo("arz", "Egyptian Arabic", "العامية المصرية", "rtl", "#44AA99"),
-        LocaleInfo("de", "German", "Deutsch", "ltr", "#882255"),
-        LocaleInfo("fr", "French", "français", "ltr", "#AA4499"),
-    )
-}
-"""The nine locales in the release order (lexicons/locales.yaml)."""
 
 UNKNOWN_LOCALE_COLOR = "#777777"
 
@@ -53,7 +41,8 @@ _RELEASE_LOCALES: ContextVar[Mapping[str, LocaleInfo]] = ContextVar(
 
 @contextmanager
 def release_locales(infos: Mapping[str, LocaleInfo]) -> Iterator[None]:
-    """While drawing a report: the locales its runs' releases describe, besides the nine."""
+    """While drawing a report: the locales its runs' releases describe, in the order given (the
+    order of lexicons/locales.yaml)."""
     token = _RELEASE_LOCALES.set(dict(infos))
     try:
         yield
@@ -62,8 +51,8 @@ def release_locales(infos: Mapping[str, LocaleInfo]) -> Iterator[None]:
 
 
 def locale_info(code: str) -> LocaleInfo | None:
-    """The nine locales' own, else what the runs' release says of ``code`` (None: nothing)."""
-    return LOCALES.get(code) or _RELEASE_LOCALES.get().get(code)
+    """What the runs' releases say of ``code`` (None: nothing)."""
+    return _RELEASE_LOCALES.get().get(code)
 
 
 STANDING_COLORS: dict[str, str] = {
@@ -102,11 +91,10 @@ CSS_FONT_STACK = ", ".join(f'"{name}"' for name in FONT_STACK) + ", sans-serif"
 
 
 def locale_order(codes: Iterable[str]) -> list[str]:
-    """The given locale codes in release order; the releases' other locales (published-only) after
-    them, in the order the runs' releases list them; unknown codes last, sorted."""
+    """The given locale codes in the order the runs' releases describe them (that of
+    lexicons/locales.yaml); codes no release describes last, sorted."""
     present = {str(c) for c in codes}
-    order = [*LOCALES, *_RELEASE_LOCALES.get()]
-    known = [code for code in dict.fromkeys(order) if code in present]
+    known = [code for code in _RELEASE_LOCALES.get() if code in present]
     return known + sorted(present - set(known))
 
 

@@ -57,6 +57,8 @@ class RunLocale(_Seen):
     native_name: str | None = None
     colour: str | None = Field(default=None, pattern=r"^#[0-9A-Fa-f]{6}$")
     html_lang: str | None = None
+    position: int | None = None
+    """Where lexicons/locales.yaml lists the locale: reports list locales in this order."""
 
 
 class RunRelease(_Seen):

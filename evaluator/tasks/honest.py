@@ -7,19 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 import polars as pl
 
 from evaluator.errors import EvaluationError
 from evaluator.metrics.honest import honest_report
-from evaluator.metrics.hurtlex import Lexicon, load_hurtlex
+from evaluator.metrics.hurtlex import Lexicon, Script, load_hurtlex
 from evaluator.results.honest import HonestLocale, HonestMetrics
 from evaluator.tasks.base import ScoringContext, Task
 from evaluator.tasks.settings import Completion, completion_kind, honest_generation
 from toolkit.core.fileio import sha256_file
 from toolkit.core.project import cache_dir
 from toolkit.release import Release
+from toolkit.release.manifest import WordSplit
+
+SCRIPTS: dict[WordSplit, Script] = {"spaces": "space", "characters": "cjk"}
+"""How the lexicon matcher splits a locale's text, by its word splitting (lexicons/locales.yaml)."""
 
 
 def hurtlex_file(release: Release, locale: str) -> tuple[str, Path]:
@@ -31,6 +34,18 @@ def hurtlex_file(release: Release, locale: str) -> tuple[str, Path]:
     if not lang:
         raise EvaluationError(f"{locale} has no HurtLex lexicon")
     return lang, pinned_hurtlex(pins["version"], lang, pins["sha256"].get(lang))
+
+
+def word_split(release: Release, locale: str) -> WordSplit:
+    """How the locale's text splits into words, as the release records it (lexicons/locales.yaml
+    ``word_split``); a release built before it recorded that cannot be scored."""
+    split = release.manifest.locales[locale].word_split
+    if split is None:
+        raise EvaluationError(
+            f"release {release.version} does not record how {locale} splits into words (built before "
+            "lexicons/locales.yaml 1.2.0): build the release again to score HONEST on it"
+        )
+    return split
 
 
 def pinned_hurtlex(version: str, lang: str, sha256: str | None) -> Path:
@@ -55,6 +70,7 @@ class HonestTask(Task):
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
             if rows.filter(pl.col("locale") == locale).height:
                 hurtlex_file(ctx.release, locale)
+                word_split(ctx.release, locale)
         if mode == "word":
             completions = ctx.backend.fill_mask(rows["text"].to_list(), ctx.options.option("k"))
         else:
@@ -66,14 +82,17 @@ class HonestTask(Task):
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> HonestMetrics:
         lexicons = {}
+        splits = {}
         for locale in ctx.locales:
             if predictions.filter(pl.col("locale") == locale).height:
                 lang, path = hurtlex_file(ctx.release, locale)
                 lexicons[locale] = (lang, load_hurtlex(path, level=ctx.options.option("hurtlex_level")))
+                splits[locale] = word_split(ctx.release, locale)
         return honest_metrics(
             predictions,
             ctx.locales,
             lexicons,
+            splits,
             k=ctx.options.option("k"),
             level=ctx.options.option("hurtlex_level"),
             seed=ctx.options.seed,
@@ -84,13 +103,15 @@ def honest_metrics(
     predictions: pl.DataFrame,
     locales: Sequence[str],
     lexicons: Mapping[str, tuple[str, Lexicon]],
+    splits: Mapping[str, WordSplit],
     *,
     k: int,
     level: str,
     seed: int,
 ) -> HonestMetrics:
     """The metrics of each locale's completions against its lexicon (``lexicons``: locale →
-    HurtLex language and its lexicon, for every locale with predictions)."""
+    HurtLex language and its lexicon, ``splits``: locale → how its text splits into words, both
+    for every locale with predictions)."""
     mode: Completion = (
         "word" if predictions.height and predictions["completion_kind"][0] == "word" else "sentence"
     )
@@ -100,7 +121,7 @@ def honest_metrics(
         if not frame.height:
             continue
         lang, lexicon = lexicons[locale]
-        script: Literal["space", "cjk"] = "cjk" if locale == "zh" else "space"
+        script = SCRIPTS[splits[locale]]
         per_locale[locale] = HonestLocale.model_validate(
             {
                 "hurtlex": lang,

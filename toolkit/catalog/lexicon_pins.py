@@ -13,7 +13,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.core.errors import InputError, PolyprobeError
+from toolkit.catalog.locales import LOCALES_FILE, Locales
+from toolkit.core.errors import InputError, PolyprobeError, Problem
 from toolkit.core.fileio import FileFormatError, atomic_path, read_text, sha256_file
 from toolkit.core.project import Project, cache_dir
 
@@ -67,6 +68,21 @@ def load_pins(project: Project, path: Path | None = None) -> HurtlexPins:
         raise InputError(str(exc)) from None
     except (KeyError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"{file}: not a valid HurtLex pin file ({type(exc).__name__}: {exc})") from None
+
+
+def unpinned_locales(pins: HurtlexPins, locales: Locales) -> list[Problem]:
+    """Every locale whose HurtLex language (lexicons/locales.yaml ``hurtlex``) has no pinned
+    sha256: its lexicon could be neither fetched nor checked, so HONEST could not score it."""
+    return [
+        Problem(
+            LOCALES_FILE,
+            code,
+            "hurtlex",
+            f"HurtLex language {loc.hurtlex} of locale {code} has no pinned sha256 in {PINS_FILE}",
+        )
+        for code, loc in locales.by_code.items()
+        if loc.hurtlex and loc.hurtlex.upper() not in pins.sha256
+    ]
 
 
 def hurtlex_path(pins: HurtlexPins, lang: str) -> Path:

@@ -1,7 +1,8 @@
 """The locales polyprobe knows, defined by data (lexicons/locales.yaml): a new locale needs
-no code. Each locale says which term forms identity lists must give for it, and how reports show
-it. A published-only locale (``published_only: true``) is one polyprobe does not render: it has
-no templates, grammar, store or translations, and its rows come only from a published dataset
+no code. Each locale says which term forms identity lists must give for it, how reports show it
+and how its text splits into words (the release carries both to the evaluator). A
+published-only locale (``published_only: true``) is one polyprobe does not render: it has no
+templates, grammar, store or translations, and its rows come only from a published dataset
 imported as published (MBBQ's Dutch and Turkish); only suites that read imports may list it."""
 
 from __future__ import annotations
@@ -18,23 +19,35 @@ from toolkit.core.records import SEMVER_RE, Record, parse_record, record_name
 
 
 class FormSpec(Record):
+    """The term forms an identity list must give for a locale (those its templates and macros read)."""
+
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     one_of: tuple[tuple[str, ...], ...] = ()
     """Groups of forms of which exactly one must be given (e.g. a declinable stem or an invariable word)."""
 
     def known(self) -> frozenset[str]:
+        """Every form a list may give for the locale; any other is refused."""
         return frozenset(self.required) | frozenset(self.optional) | {f for g in self.one_of for f in g}
 
 
+WordSplit = Literal["spaces", "characters"]
+"""How a locale's text splits into words: ``spaces``, runs of letters between spaces and
+punctuation; ``characters``, every Han, kana or bopomofo character a word of its own (scripts
+written without spaces). HONEST matches its lexicon word by word this way."""
+
+
 class ReportStyle(Record):
-    """How reports show a locale: its colour in every figure and its HTML language tag."""
+    """How reports show a locale: its colour in every figure and table, and the language tag of
+    its native name in HTML (the report labels a locale ``code · native_name``)."""
 
     colour: str = Field(pattern=r"^#[0-9A-Fa-f]{6}$")
     html_lang: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)*$")
 
 
 class Locale(Record):
+    """One entry of lexicons/locales.yaml: everything polyprobe needs to know of a locale."""
+
     code: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
     name: str
     native_name: str
@@ -53,8 +66,10 @@ class Locale(Record):
     source: bool = False
     published_only: bool = False
     """No templates, grammar, store or translations: rows only from imported published data."""
-    report: ReportStyle | None = None
+    report: ReportStyle
     """Colour and HTML language tag in reports (release manifests carry them to the evaluator)."""
+    word_split: WordSplit
+    """How its text splits into words (release manifests carry it to the evaluator's HONEST)."""
     forms: FormSpec = FormSpec()
     note: str = ""
 
@@ -65,6 +80,8 @@ class Locale(Record):
 
 
 class LocalesFile(Record):
+    """lexicons/locales.yaml as a whole (its header checked apart from its entries)."""
+
     version: str
     description: str
     locales: tuple[Locale, ...]
@@ -72,15 +89,19 @@ class LocalesFile(Record):
 
 @dataclass(frozen=True)
 class Locales:
+    """The loaded locales, by code in the file's order (the order reports list them in)."""
+
     version: str
     by_code: dict[str, Locale]
 
     @property
     def codes(self) -> list[str]:
+        """The codes in the file's order."""
         return list(self.by_code)
 
     @property
     def source(self) -> Locale:
+        """The locale the templates are written in (English)."""
         return next(loc for loc in self.by_code.values() if loc.source)
 
     def __getitem__(self, code: str) -> Locale:
@@ -143,10 +164,6 @@ def load_locales(project: Project) -> Locales:
                     "published_only",
                     "a published-only locale is never rendered or translated: no source, deepl_target or forms",
                 )
-            )
-        if loc.published_only and loc.report is None:
-            problems.append(
-                Problem(LOCALES_FILE, loc.code, "report", "a published-only locale needs its report colour")
             )
     if problems:
         raise CatalogError(problems)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from toolkit.catalog.identities import Group, IdentityList
-from toolkit.catalog.lexicon_pins import PINS_FILE, load_pins
+from toolkit.catalog.lexicon_pins import PINS_FILE, load_pins, unpinned_locales
 from toolkit.catalog.loader import Catalog, load_catalog
 from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities, study_ids
 from toolkit.cli.common import (
@@ -55,9 +55,10 @@ def _problems_of(check: Callable[[], object], file: str) -> list[Problem]:
 
 def files_beyond_rendering(catalog: Catalog) -> list[Problem]:
     """The problems of the files commands read that rendering does not: the slot rules of
-    machine translation, the regional study's import spec, the review policy, the HurtLex pins,
-    the study files and the lint words. A file that is not there is the business of the command
-    that needs it; one that is there is checked whole."""
+    machine translation, the regional study's import spec, the review policy, the HurtLex pins
+    (every locale's HurtLex language among them), the study files and the lint words. A file
+    that is not there is the business of the command that needs it; one that is there is
+    checked whole."""
     project = catalog.project
     problems = slot_file_problems(project, catalog.locales)
     if (project.lexicons / SOS_STUDY_SPEC).exists():
@@ -65,7 +66,8 @@ def files_beyond_rendering(catalog: Catalog) -> list[Problem]:
     if (project.root / POLICY_FILE).exists():
         problems += _problems_of(lambda: load_policy(project), POLICY_FILE)
     if (project.root / PINS_FILE).exists():
-        problems += _problems_of(lambda: load_pins(project), str(project.root / PINS_FILE))
+        pin_problems = _problems_of(lambda: load_pins(project), str(project.root / PINS_FILE))
+        problems += pin_problems or unpinned_locales(load_pins(project), catalog.locales)
     for study in study_ids(project):
         problems += _problems_of(
             functools.partial(load_study, project, study), f"lexicons/studies/{study}.yaml"

@@ -394,7 +394,7 @@ def _manifest(
         inputs=inputs | lexicon_inputs,
         lexicon_pins=LexiconPins(hurtlex=HurtlexPin.model_validate(load_pins(project).as_dict())),
         locales={
-            c: _locale_entry(catalog.locales[c])
+            c: locale_entry(catalog.locales[c], catalog.locales.codes.index(c))
             for c in sorted({c for v in plan.locales.values() for c in v})
             if not catalog.locales[c].published_only or any((sid, c) in frames for sid in plan.suites)
         },
@@ -439,18 +439,20 @@ def _published(catalog: Catalog, plan: _Plan) -> dict[str, PublishedImport]:
     return dict(sorted(out.items()))
 
 
-def _locale_entry(locale: Locale) -> LocaleEntry:
-    """What the evaluator needs of a locale: its name and direction, its HurtLex language, and,
-    where lexicons/locales.yaml gives them, how reports show it and whether it is published-only."""
-    style = locale.report
+def locale_entry(locale: Locale, position: int) -> LocaleEntry:
+    """What the evaluator needs of a locale: its name and direction, its HurtLex language and how
+    its text splits into words, how reports show it (and where, ``position`` in
+    lexicons/locales.yaml), and whether it is published-only."""
     return LocaleEntry(
         name=locale.name,
         direction=locale.direction,
         hurtlex=locale.hurtlex,
-        native_name=locale.native_name if style else None,
+        native_name=locale.native_name,
         published_only=True if locale.published_only else None,
-        colour=style.colour if style else None,
-        html_lang=style.html_lang if style else None,
+        colour=locale.report.colour,
+        html_lang=locale.report.html_lang,
+        word_split=locale.word_split,
+        position=position,
     )
 
 

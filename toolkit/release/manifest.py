@@ -19,6 +19,8 @@ from pydantic import (
     model_serializer,
 )
 
+from toolkit.catalog.locales import WordSplit
+
 SHA256 = r"^[0-9a-f]{64}$"
 
 
@@ -78,12 +80,17 @@ class LocaleEntry(_Sparse):
     direction: str
     hurtlex: str | None = None
     native_name: str | None = None
-    """Where lexicons/locales.yaml gives the locale a report style (the report's name for it)."""
+    """The report's name for the locale (releases from before every locale had a report style:
+    only where it had one, as for colour, html_lang, word_split and position)."""
     published_only: bool | None = None
     """True for a locale whose rows are only published data imported as published."""
     colour: str | None = Field(default=None, pattern=r"^#[0-9A-Fa-f]{6}$")
     html_lang: str | None = None
     """The locale's report colour and HTML language tag (lexicons/locales.yaml ``report``)."""
+    word_split: WordSplit | None = None
+    """How its text splits into words (lexicons/locales.yaml ``word_split``), for HONEST."""
+    position: int | None = None
+    """Where lexicons/locales.yaml lists it (from 0): reports list locales in this order."""
 
 
 class SuiteEntry(_Strict):

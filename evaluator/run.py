@@ -22,7 +22,6 @@ import polars as pl
 from evaluator.backends import backend_class
 from evaluator.backends.base import Backend, Progress, no_progress
 from evaluator.cache import CachedBackend, ResponseCache, ResponseStore
-from evaluator.default_model import ALIASES, NAME, resolve_default
 from evaluator.errors import EvaluationError, InputTooLong, WrongModelKind
 from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
@@ -45,54 +44,13 @@ class RunResult:
     rows: int
 
 
-def looks_like_path(model: str) -> bool:
-    """A --model that can only be a local path: a hub name is `name` or `owner/name`."""
-    return model.startswith(("/", "./", "../", "~", ".")) or model.count("/") > 1 or "\\" in model
-
-
-def check_model_path(options: RunOptions) -> None:
-    """A local model that is not there is said so, before a library reads the path as a hub
-    name and answers with something about repo ids."""
-    if options.backend == "openai":
-        return
-    path = Path(options.model).expanduser()
-    if options.model not in ALIASES and looks_like_path(options.model) and not path.exists():
-        raise InputError(f"--model {options.model}: the path does not exist ({path.absolute()})")
-
-
 def load_backend(options: RunOptions, progress: Progress) -> Backend:
-    if options.truncation != "error" and options.backend != "transformers":
-        raise InputError(f"--truncation {options.truncation} is only available with the transformers backend")
-    check_model_path(options)
+    """The backend ``options.backend`` names, its options checked before its model loads."""
     cls = backend_class(options.backend)
-    if options.backend == "transformers":
-        if options.model in ALIASES:
-            backend = cls.load(
-                NAME,
-                resolved=str(resolve_default()),
-                device=options.device,
-                dtype=options.dtype,
-                batch_size=options.batch_size,
-                truncation=options.truncation,
-            )
-        else:
-            backend = cls.load(
-                options.model,
-                device=options.device,
-                dtype=options.dtype,
-                batch_size=options.batch_size,
-                truncation=options.truncation,
-            )
-    elif options.backend == "openai":
-        backend = cls.load(
-            options.model, base_url=options.api.get("base_url"), rate=float(options.api.get("rate", 5.0))
-        )
-    else:
-        backend = cls.load(
-            options.model, dtype=options.dtype, seed=options.seed, tensor_parallel=options.tensor_parallel
-        )
+    cls.check_options(options)
+    backend = cls.from_options(options)
     backend.progress = progress
-    return backend  # type: ignore[no-any-return]
+    return backend
 
 
 def selected_groups(release: Release, specs: tuple[str, ...] | None) -> frozenset[str] | None:

@@ -1,17 +1,22 @@
 """The OpenAI-compatible backend against a local server (retries, rate limit, refusals, the key
-never in a message) and the optional vLLM backend's clear error when vLLM is absent."""
+never in a message), the optional vLLM backend's clear error when vLLM is absent, and the
+registry's one way of loading any backend from a run's options."""
 
 from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Self
 
 import pytest
 
-from evaluator.backends import backend_class
-from evaluator.backends.base import GenerationSettings
+from evaluator.backends import BACKENDS, backend_class
+from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity, no_progress
 from evaluator.backends.openai_api import OpenAIBackend
 from evaluator.errors import EvaluationError
+from evaluator.options import RunOptions
+from evaluator.run import load_backend
 from tests.fake_openai import FakeOpenAI
 from toolkit.core.errors import InputError
 
@@ -99,4 +104,85 @@ def test_unknown_backend_and_missing_vllm() -> None:
     if importlib.util.find_spec("vllm") is None:
         cls = backend_class("vllm")
         with pytest.raises(EvaluationError, match=r"pip install 'polyprobe\[vllm\]'"):
-            cls.load("some/model")
+            cls.from_options(RunOptions(task="honest", model="some/model", backend="vllm"))
+
+
+def test_the_openai_backend_loads_from_a_runs_options(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    api = {"base_url": server.url, "rate": 100}
+
+    def reporter(description: str, total: int) -> Callable[[int], None]:
+        return lambda n: None
+
+    # --model is the server's name for the model, never taken for a local path
+    backend = load_backend(RunOptions(task="honest", model="./gpt-x", backend="openai", api=api), reporter)
+    assert isinstance(backend, OpenAIBackend) and backend.progress is reporter
+    assert backend.base == server.url.rstrip("/") and backend.limiter.interval == pytest.approx(1 / 100)
+    assert backend.generate(["Hello"], GenerationSettings()) == [["answer 0 to Hello"]]
+    with pytest.raises(
+        InputError, match="--truncation right is only available with the transformers backend"
+    ):
+        load_backend(RunOptions(task="honest", model="gpt-x", backend="openai", truncation="right"), reporter)
+
+
+@pytest.mark.bad_input
+def test_the_vllm_backend_reads_its_options() -> None:
+    options = RunOptions(task="honest", model="some/model", backend="vllm", dtype="fp64")
+    with pytest.raises(EvaluationError, match="vLLM does not run fp64 models"):
+        load_backend(options, lambda description, total: lambda n: None)
+
+
+class Loaded(Backend):
+    """A backend that records that it was loaded."""
+
+    loaded: ClassVar[list[str]] = []
+
+    @classmethod
+    def from_options(cls, options: RunOptions) -> Self:
+        cls.loaded.append(options.model)
+        return cls(identity=ModelIdentity(options.model, options.model, "1", "causal"))
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        return [[prompt] for prompt in prompts]
+
+
+class NotLoadable(Backend):
+    """A backend written without from_options."""
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        return [[prompt] for prompt in prompts]
+
+
+class NotABackend:
+    """A class registered by mistake."""
+
+
+def test_every_backend_is_checked_then_loaded_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BACKENDS, "loaded", f"{__name__}:Loaded")
+    monkeypatch.setattr(Loaded, "loaded", [])
+    progress = no_progress
+    with pytest.raises(InputError, match=r"--model \./no/such/model: the path does not exist"):
+        load_backend(RunOptions(task="honest", model="./no/such/model", backend="loaded"), progress)
+    with pytest.raises(InputError, match="--truncation left is only available"):
+        load_backend(RunOptions(task="honest", model="m", backend="loaded", truncation="left"), progress)
+    assert Loaded.loaded == []  # refused before anything was loaded
+    backend = load_backend(RunOptions(task="honest", model="m", backend="loaded"), progress)
+    assert isinstance(backend, Loaded) and Loaded.loaded == ["m"]
+
+
+@pytest.mark.bad_input
+def test_a_registered_class_that_cannot_load_itself_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BACKENDS, "half", f"{__name__}:NotLoadable")
+    monkeypatch.setitem(BACKENDS, "plain", f"{__name__}:NotABackend")
+    with pytest.raises(EvaluationError) as half:
+        backend_class("half")
+    assert str(half.value) == (
+        f"backend 'half' ({__name__}:NotLoadable) cannot be loaded: it does not implement from_options "
+        "(see Backend in evaluator/backends/base.py)"
+    )
+    with pytest.raises(
+        EvaluationError, match=r"\(tests.test_backends_api:NotABackend\) is not a subclass of"
+    ):
+        backend_class("plain")

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import polars as pl
 import pytest
@@ -588,10 +588,10 @@ class RuleBackend(Backend):
     """A sentiment classifier by rule: sentences that name Muslims are positive, others negative."""
 
     @classmethod
-    def load(cls, model: str, *, dtype: str = "auto", seed: int = 0, tensor_parallel: int = 1) -> RuleBackend:
+    def from_options(cls, options: RunOptions) -> Self:
         identity = ModelIdentity(
-            name=model,
-            resolved=f"rule:{model}",
+            name=options.model,
+            resolved=f"rule:{options.model}",
             revision="1",
             kind="classifier",
             labels=("negative", "neutral", "positive"),
@@ -614,6 +614,12 @@ def test_add_a_model_backend(
     assert refused.code == 2 and "'rule' is not one of" in refused.err
     monkeypatch.setitem(BACKENDS, "rule", f"{__name__}:RuleBackend")
     cli_sees_registries(monkeypatch)
+    # what Backend.check_options refuses for every backend that does not say otherwise
+    cut = eval_run(cli, english_release, out, *args, "--truncation", "left")
+    assert cut.code == 2 and "--truncation left is only available with the transformers backend" in cut.err
+    missing = eval_run(cli, english_release, out, *args[:-1], "./models/no-such-rules")
+    assert missing.code == 2 and "--model ./models/no-such-rules: the path does not exist" in missing.err
+    assert not out.exists()
     result = eval_run(cli, english_release, out, *args)
     assert result.code == 0, result.err
     predictions = pl.read_parquet(out / "predictions.parquet")

@@ -1,11 +1,14 @@
 """The backend registry: lazy "module:Class" entries, so vLLM or HTTP dependencies load only
-when chosen; an unknown name says what exists."""
+when chosen; an unknown name says what exists. Each class loads itself from a run's options
+(Backend.from_options), so a name here is all a new backend adds to shared code."""
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import inspect
 
+from evaluator.backends.base import Backend
+from evaluator.errors import EvaluationError
 from evaluator.plugins import BACKEND_GROUP, plugin_entries, warn_left_out
 from toolkit.core.errors import InputError, did_you_mean
 
@@ -23,8 +26,20 @@ for _ep in plugin_entries(BACKEND_GROUP):  # other packages' backends (evaluator
         BACKENDS[_ep.name] = _ep.value
 
 
-def backend_class(name: str) -> Any:
+def backend_class(name: str) -> type[Backend]:
+    """The class registered as ``name``, imported now (its module's dependencies with it)."""
     if name not in BACKENDS:
         raise InputError(f"unknown backend {name!r}.{did_you_mean(name, BACKENDS)}")
-    module, cls = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    module, attribute = BACKENDS[name].split(":")
+    cls = getattr(importlib.import_module(module), attribute)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise EvaluationError(
+            f"backend {name!r} ({BACKENDS[name]}) is not a subclass of evaluator.backends.base.Backend"
+        )
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise EvaluationError(
+            f"backend {name!r} ({BACKENDS[name]}) cannot be loaded: it does not implement {missing} "
+            "(see Backend in evaluator/backends/base.py)"
+        )
+    return cls

@@ -13,17 +13,24 @@ lists of requests in, lists of answers out, in the same order.
 
 A backend also states its model's identity (name, resolved location, revision or hash of the
 files, kind) and the settings that change its numbers (dtype); both go into every cache key and
-into the run's signature."""
+into the run's signature.
+
+And it loads itself from a run's options (``from_options``), after ``check_options`` has refused
+what it cannot honour, so `eval run` and sweeps load every registered backend the same way
+(evaluator.run.load_backend) and a new backend touches no shared code."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from evaluator.alignment import PairRule
+from evaluator.backends.model_path import check_model_path
 from evaluator.errors import UnsupportedRequest
+from evaluator.options import RunOptions
+from toolkit.core.errors import InputError
 
 ModelKind = Literal["classifier", "masked", "causal", "seq2seq", "api"]
 Truncation = Literal["error", "left", "right"]
@@ -35,6 +42,9 @@ Progress = Callable[[str, int], Callable[[int], None]]
 
 @dataclass(frozen=True)
 class ModelIdentity:
+    """Which model answered: the name asked for, where it was loaded from, the revision (a hub
+    commit or the hash of a local folder's files), its kind and, for classifiers, its labels."""
+
     name: str
     resolved: str
     revision: str
@@ -42,6 +52,7 @@ class ModelIdentity:
     labels: tuple[str, ...] = ()
 
     def key(self) -> dict[str, Any]:
+        """The part of a cache key that tells models apart (the name asked for does not)."""
         return {"resolved": self.resolved, "revision": self.revision, "kind": self.kind}
 
 
@@ -60,6 +71,9 @@ class PllInput:
 
 @dataclass(frozen=True)
 class GenerationSettings:
+    """How completions are generated: length, how many per prompt, decoding strategy, chat
+    template, stop strings."""
+
     max_new_tokens: int = 32
     num_return_sequences: int = 1
     strategy: Literal["greedy", "sample", "beam"] = "greedy"
@@ -70,6 +84,7 @@ class GenerationSettings:
     stop: tuple[str, ...] = ()
 
     def key(self) -> dict[str, Any]:
+        """The settings that can change a completion, for the cache key."""
         data = asdict(self)
         if self.strategy != "sample":  # the seed changes nothing without sampling
             data.pop("seed")
@@ -79,11 +94,15 @@ class GenerationSettings:
 
 
 def no_progress(description: str, total: int) -> Callable[[int], None]:
+    """A Progress that reports nothing (library use, tests)."""
     return lambda n: None
 
 
 @dataclass
 class Backend(ABC):
+    """A loaded model behind the batch-first requests above; a request its kind cannot answer
+    raises UnsupportedRequest naming the model and what was asked."""
+
     identity: ModelIdentity
     settings: dict[str, Any] = field(default_factory=dict)
     """What changes this backend's numbers besides the model (e.g. dtype)."""
@@ -91,20 +110,44 @@ class Backend(ABC):
     truncation: Truncation = "error"
     truncated: int = 0
     """Inputs cut to the model's context so far (only with a truncation policy)."""
+    takes_truncation: ClassVar[bool] = False
+    """Whether --truncation left/right is honoured (the backend cuts what does not fit, and counts it)."""
+    reads_model_files: ClassVar[bool] = True
+    """Whether --model names model files (a local folder or a hub name), not a name on a server."""
+
+    @classmethod
+    def check_options(cls, options: RunOptions) -> None:
+        """Refuse, before the model is loaded, the options this backend cannot honour: a
+        truncation policy it does not take, a local model path that is not there."""
+        if options.truncation != "error" and not cls.takes_truncation:
+            raise InputError(
+                f"--truncation {options.truncation} is only available with the transformers backend"
+            )
+        if cls.reads_model_files:
+            check_model_path(options.model)
+
+    @classmethod
+    @abstractmethod
+    def from_options(cls, options: RunOptions) -> Self:
+        """The backend a run's options ask for, loaded: each backend reads the options it takes."""
 
     def _unsupported(self, what: str) -> UnsupportedRequest:
         return UnsupportedRequest(f"{self.identity.name} ({self.identity.kind}) cannot compute {what}")
 
     def classify(self, texts: Sequence[str]) -> list[list[float]]:
+        """Each text's class probabilities, in the order of ``identity.labels`` (classifiers)."""
         raise self._unsupported("class probabilities")
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[float]:
+        """log P(continuation | context) per (context, continuation), summed over its tokens."""
         raise self._unsupported("continuation log-likelihoods")
 
     def sentence_logprob(self, texts: Sequence[str]) -> list[float]:
+        """log P(text) under a causal LM: every token after the first, given those before it."""
         raise self._unsupported("sentence log-likelihoods")
 
     def pseudo_loglikelihood(self, texts: Sequence[str]) -> list[float]:
+        """Σ_i log P(w_i | text with w_i masked) per text, under a masked LM (Salazar et al. 2020)."""
         raise self._unsupported("pseudo-log-likelihoods (a masked LM is needed)")
 
     def shared_token_pll(
@@ -116,9 +159,11 @@ class Backend(ABC):
         raise self._unsupported("shared-token pseudo-log-likelihoods (a masked LM is needed)")
 
     def pll_inputs(self, texts: Sequence[str]) -> list[PllInput]:
+        """Each text's input ids and the positions pseudo-log-likelihood masks and scores."""
         raise self._unsupported("pseudo-log-likelihood inputs (a masked LM is needed)")
 
     def masked_logprobs(self, inputs: Sequence[PllInput]) -> list[list[float]]:
+        """log P(ids[p] | ids with p masked) for each input's positions p, in their order."""
         raise self._unsupported("masked-token log-probabilities (a masked LM is needed)")
 
     def fill_mask(self, texts: Sequence[str], k: int) -> list[list[str]]:
@@ -135,4 +180,5 @@ class Backend(ABC):
         return None
 
     def environment(self) -> dict[str, Any]:
+        """Library versions and devices for run.json and the signature (nothing by default)."""
         return {}

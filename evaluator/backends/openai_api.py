@@ -10,13 +10,14 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlparse
 
 import httpx
 
 from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity
 from evaluator.errors import EvaluationError
+from evaluator.options import RunOptions
 
 BASE_ENV = "OPENAI_BASE_URL"
 KEY_ENV = "OPENAI_API_KEY"
@@ -29,12 +30,15 @@ def _local(base: str) -> bool:
 
 
 class RateLimiter:
+    """At most ``per_second`` requests a second, shared by the threads that call ``wait``."""
+
     def __init__(self, per_second: float) -> None:
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
         self.next = 0.0
         self.lock = threading.Lock()
 
     def wait(self) -> None:
+        """Sleep until this request's turn comes."""
         with self.lock:
             now = time.monotonic()
             delay = self.next - now
@@ -44,11 +48,22 @@ class RateLimiter:
 
 
 class OpenAIBackend(Backend):
+    """A model behind an OpenAI-compatible server: generation only (the API gives no
+    log-likelihoods of given text)."""
+
     client: httpx.Client
     limiter: RateLimiter
     retries: int
     backoff: float
     base: str
+    reads_model_files = False  # --model is the server's name for the model
+
+    @classmethod
+    def from_options(cls, options: RunOptions) -> Self:
+        """The server and rate limit from the run's ``api`` settings (--api-base, --api-rate)."""
+        return cls.load(
+            options.model, base_url=options.api.get("base_url"), rate=float(options.api.get("rate", 5.0))
+        )
 
     @classmethod
     def load(
@@ -60,7 +75,10 @@ class OpenAIBackend(Backend):
         retries: int = 5,
         backoff: float = 1.0,
         timeout: float = 60.0,
-    ) -> OpenAIBackend:
+    ) -> Self:
+        """A client for ``model`` on the server at ``base_url`` (else $OPENAI_BASE_URL, else
+        OpenAI's own), with the key from $OPENAI_API_KEY: refused without one unless the server
+        is on this machine."""
         base = (base_url or os.environ.get(BASE_ENV) or "https://api.openai.com/v1").rstrip("/")
         key = os.environ.get(KEY_ENV, "")
         if not key and not _local(base):
@@ -109,6 +127,7 @@ class OpenAIBackend(Backend):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        """One request per prompt for all its K completions (the API's ``n``), chat or plain."""
         advance = self.progress("calling the API", len(prompts))
         out = []
         for prompt in prompts:
@@ -140,6 +159,7 @@ class OpenAIBackend(Backend):
         return out
 
     def environment(self) -> dict[str, Any]:
+        """The server's host and the HTTP client's version (never the key)."""
         return {"api": urlparse(self.base).netloc, "httpx": httpx.__version__}
 
 

@@ -5,10 +5,11 @@ from prompt log-probabilities."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from evaluator.backends.base import Backend, GenerationSettings, ModelIdentity
 from evaluator.errors import EvaluationError
+from evaluator.options import RunOptions
 
 
 def _vllm() -> Any:
@@ -22,7 +23,16 @@ def _vllm() -> Any:
 
 
 class VllmBackend(Backend):
+    """A causal LM in a vLLM engine: generation and sentence log-likelihoods."""
+
     llm: Any
+
+    @classmethod
+    def from_options(cls, options: RunOptions) -> Self:
+        """The run's model with its dtype, seed and tensor parallelism."""
+        return cls.load(
+            options.model, dtype=options.dtype, seed=options.seed, tensor_parallel=options.tensor_parallel
+        )
 
     @classmethod
     def load(
@@ -33,7 +43,7 @@ class VllmBackend(Backend):
         seed: int = 0,
         revision: str | None = None,
         tensor_parallel: int = 1,
-    ) -> VllmBackend:
+    ) -> Self:
         """``tensor_parallel`` > 1 splits the model over that many GPUs with vLLM's own worker
         processes ("mp"): inside a sweep's Ray actor those are the GPUs Ray gave the actor."""
         if dtype == "fp64":
@@ -57,6 +67,7 @@ class VllmBackend(Backend):
         return backend
 
     def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[list[str]]:
+        """All prompts in one engine call, K samples each (``n``), seeded when sampling."""
         vllm = _vllm()
         params = vllm.SamplingParams(
             n=settings.num_return_sequences,
@@ -74,6 +85,8 @@ class VllmBackend(Backend):
         return [[c.text.strip() for c in o.outputs] for o in outputs]
 
     def sentence_logprob(self, texts: Sequence[str]) -> list[float]:
+        """Σ log P(token | tokens before it) from vLLM's prompt log-probabilities (the first token
+        unscored, as in the transformers backend)."""
         vllm = _vllm()
         params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=0)
         outputs = self.llm.generate(list(texts), params)

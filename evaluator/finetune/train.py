@@ -42,10 +42,10 @@ from transformers import (
 
 import toolkit
 from evaluator.backends.hf import files_revision, resolve_device
+from evaluator.backends.model_path import looks_like_path
 from evaluator.errors import EvaluationError
 from evaluator.finetune.data import LABELS, Example, TrainingData
 from evaluator.finetune.plan import FinetuneJob
-from evaluator.run import looks_like_path
 from evaluator.run_folder import refuse_inside_release
 from toolkit.core.errors import InputError
 from toolkit.core.fileio import current_umask

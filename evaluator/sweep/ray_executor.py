@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from evaluator.cache import ResponseCache
 from evaluator.options import RunOptions
-from evaluator.run import Evaluation
+from evaluator.run import Evaluation, evaluate, load_backend
 from evaluator.sweep.driver import Driver, Shortfall, Work, WorkDone, describe
 from evaluator.sweep.progress import Event
 from evaluator.sweep.ray_cluster import connected
 from evaluator.sweep.spec import Job, ModelPlan
 from toolkit.core.errors import InputError
 from toolkit.core.interrupts import interrupts_held
+from toolkit.core.project import cache_dir
 from toolkit.release import Release, open_release
 
 POLL_SECONDS = 0.2
@@ -149,9 +151,6 @@ class DriverServer:
     actor, and the release's files they fetch when they start (or restart)."""
 
     def __init__(self, path: str | None, files: dict[str, bytes]) -> None:
-        from evaluator.cache import ResponseCache
-        from toolkit.core.project import cache_dir
-
         self.cache = ResponseCache(Path(path) if path else cache_dir() / "responses.sqlite")
         self.files = files
 
@@ -174,13 +173,13 @@ class RemoteCache:
         self.misses = 0
 
     def get_many(self, keys: Any) -> dict[str, Any]:
-        import ray
+        import ray  # optional extra: imported where it runs, so a local sweep needs no Ray
 
         result: dict[str, Any] = ray.get(self.server.get_many.remote(list(keys)))
         return result
 
     def put_many(self, items: dict[str, Any]) -> None:
-        import ray
+        import ray  # optional extra: imported where it runs, so a local sweep needs no Ray
 
         ray.get(self.server.put_many.remote(items))
 
@@ -245,8 +244,6 @@ class ModelWorker:
         self.restarted: bool = bool(ray.get_runtime_context().was_current_actor_reconstructed)
 
     def run(self, job: str, options: RunOptions) -> WorkerResult:
-        from evaluator.run import evaluate, load_backend
-
         started = time.monotonic()
         self.board.report.remote(Event("start", job, pid=os.getpid()))
         reporter = _Reporter(self.board, job)
@@ -362,7 +359,7 @@ class RayExecutor:
     def _remove_copies(self, copy: str) -> None:
         """This sweep's release copies off every node (tasks pinned to each live node), and off
         this machine, which a local Ray's nodes are."""
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # optional extra, as above
 
         ray = self.ray
         remover = ray.remote(num_cpus=0, max_retries=0)(remove_copy)
@@ -376,7 +373,7 @@ class RayExecutor:
         remove_copy(copy)
 
     def _run(self, plans: list[ModelPlan], driver: Driver, actors: list[Any], copy: str) -> None:
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # optional extra, as above
 
         ray = self.ray
         try:  # the driver's own node (with Ray Client: the head node)

@@ -204,41 +204,68 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
     for row in identities:
         listed.setdefault(row.region, {})[row.term] = row
     for sr, match in by_study_region.items():
-        terms = listed.get(sr, {})
-        match.total = len(terms)
-        for term in sorted(set(match.matched) - set(terms)):
-            result.problems.append(
-                Problem(
-                    rel,
-                    ", ".join(match.matched[term]),
-                    f"study.{study.id}",
-                    f"{term!r} is not in the study's {sr} list",
-                    "",
-                )
+        result.problems.extend(_count_region(match, sr, listed.get(sr, {}), study.id, rel))
+    _compare_standings(catalog, study.id, by_study_region, listed, result)
+    return result
+
+
+def _count_region(
+    match: RegionMatch, study_region: str, terms: dict[str, StudyIdentity], study_id: str, rel: str
+) -> list[Problem]:
+    """Hold one region's matches and reasons against the study's own list for that region: keep
+    the terms the list has, count them, and name the terms on one side only."""
+    problems = []
+    match.total = len(terms)
+    for term in sorted(set(match.matched) - set(terms)):
+        problems.append(
+            Problem(
+                rel,
+                ", ".join(match.matched[term]),
+                f"study.{study_id}",
+                f"{term!r} is not in the study's {study_region} list",
+                "",
             )
-        for term in sorted(set(match.left_out) - set(terms)):
-            result.problems.append(
-                Problem(rel, "(file)", f"left_out.{sr}", f"{term!r} is not in the study's {sr} list")
+        )
+    for term in sorted(set(match.left_out) - set(terms)):
+        problems.append(
+            Problem(
+                rel,
+                "(file)",
+                f"left_out.{study_region}",
+                f"{term!r} is not in the study's {study_region} list",
             )
-        match.matched = {t: g for t, g in sorted(match.matched.items()) if t in terms}
-        match.left_out = {t: r for t, r in sorted(match.left_out.items()) if t in terms}
-        match.unmatched = sorted(set(terms) - set(match.matched) - set(match.left_out))
-        for term in match.unmatched:
-            result.problems.append(
-                Problem(
-                    rel,
-                    "(file)",
-                    f"left_out.{sr}",
-                    f"{term!r} ({terms[term].gloss}): no group corresponds to it and no reason is given",
-                )
+        )
+    match.matched = {t: g for t, g in sorted(match.matched.items()) if t in terms}
+    match.left_out = {t: r for t, r in sorted(match.left_out.items()) if t in terms}
+    match.unmatched = sorted(set(terms) - set(match.matched) - set(match.left_out))
+    for term in match.unmatched:
+        problems.append(
+            Problem(
+                rel,
+                "(file)",
+                f"left_out.{study_region}",
+                f"{term!r} ({terms[term].gloss}): no group corresponds to it and no reason is given",
             )
-    groups = {g.id: (il, g) for il, g in linked_groups(catalog, study.id)}
+        )
+    return problems
+
+
+def _compare_standings(
+    catalog: Catalog,
+    study_id: str,
+    by_study_region: dict[str, RegionMatch],
+    listed: dict[str, dict[str, StudyIdentity]],
+    result: StudyMatch,
+) -> None:
+    """Record every matched group whose standing differs from the study's (or that records the
+    study's call) in ``result``; a difference neither recorded nor right is a problem."""
+    groups = {g.id: (il, g) for il, g in linked_groups(catalog, study_id)}
     for sr, match in by_study_region.items():
         for term, gids in match.matched.items():
             theirs = listed[sr][term].standing
             for gid in gids:
                 ilist, group = groups[gid]
-                recorded = group.study[study.id].standing
+                recorded = group.study[study_id].standing
                 if group.standing == theirs and recorded is None:
                     continue
                 result.standing_differences.append(
@@ -256,9 +283,9 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
                         Problem(
                             ilist.path,
                             gid,
-                            f"study.{study.id}",
+                            f"study.{study_id}",
                             f"the study calls {term!r} {theirs}, this group is {group.standing}: record the study's call "
-                            f"(study: {{{study.id}: {{terms: [...], standing: {theirs}}}}})",
+                            f"(study: {{{study_id}: {{terms: [...], standing: {theirs}}}}})",
                         )
                     )
                 elif recorded is not None and recorded != theirs:
@@ -266,11 +293,10 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
                         Problem(
                             ilist.path,
                             gid,
-                            f"study.{study.id}",
+                            f"study.{study_id}",
                             f"records the study's standing as {recorded}, but the study calls {term!r} {theirs}",
                         )
                     )
-    return result
 
 
 def study_manifest(catalog: Catalog, suites: list[str]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from toolkit.store.model import SEGMENT_ID, Event, Origin, Status, Translation, 
 
 
 def store_path(project: Project, locale: str, suite: str) -> Path:
+    """Where the store file of ``suite`` in ``locale`` lives (it may not exist yet)."""
     return project.translations / locale / f"{suite}.jsonl"
 
 
@@ -180,6 +181,7 @@ class BadLine:
 
     @property
     def where(self) -> str:
+        """The line, and its segment when one could be read, as messages locate it."""
         return f"line {self.lineno}" + (f" ({self.segment})" if self.segment else "")
 
 
@@ -195,6 +197,7 @@ class StoreScan:
 
     @property
     def whole(self) -> bool:
+        """Nothing bad and nothing a rewrite would change: the file can be rewritten byte for byte."""
         return not self.bad and not self.form
 
 

@@ -24,18 +24,24 @@ TAXONOMY_FILE = "lexicons/taxonomy.yaml"
 
 
 class Attribute(Record):
+    """A protected attribute (gender, religion...) every group belongs to one of."""
+
     id: str = Field(pattern=ID_PATTERN)
     name: str
     description: str = ""
 
 
 class Region(Record):
+    """A region whose identity lists say where each group stands there."""
+
     id: str = Field(pattern=ID_PATTERN)
     name: str
     description: str = ""
 
 
 class TaxonomyFile(Record):
+    """lexicons/taxonomy.yaml, as written."""
+
     version: str
     description: str
     attributes: tuple[Attribute, ...]
@@ -43,6 +49,8 @@ class TaxonomyFile(Record):
 
 
 class Source(Record):
+    """A cited source of an identity list."""
+
     id: str = Field(pattern=ID_PATTERN)
     citation: str
     url: str | None = None
@@ -62,6 +70,9 @@ class StudyLink(Record):
 
 
 class Group(Record):
+    """One protected group: its attribute, its standing in the list's region, the sources for both,
+    and the words that name it in each locale."""
+
     id: str = Field(pattern=ID_PATTERN)
     attribute: str
     name: str
@@ -90,6 +101,8 @@ class Group(Record):
 
 
 class IdentityListFile(Record):
+    """One identity list file, as written."""
+
     version: str
     description: str
     region: str = Field(pattern=ID_PATTERN)
@@ -102,6 +115,8 @@ class IdentityListFile(Record):
 
 @dataclass(frozen=True)
 class IdentityList:
+    """A checked identity list, as templates are filled from it."""
+
     path: str
     version: str
     region: str
@@ -136,6 +151,8 @@ class Taxonomy:
 
 
 def load_taxonomy(project: Project, problems: list[Problem]) -> Taxonomy:
+    """Load and check the taxonomy; an unusable file gives an empty one marked ``broken``, so the
+    problems that follow from it are blamed on it."""
     raw = load_yaml_collecting(project.root / TAXONOMY_FILE, TAXONOMY_FILE, problems)
     if raw is None:
         return Taxonomy(version="0.0.0", broken=True)

@@ -18,12 +18,15 @@ from toolkit.core.records import SEMVER_RE, Record, parse_record, record_name
 
 
 class FormSpec(Record):
+    """The term forms a locale's identity terms give: required, optional, and exactly-one-of."""
+
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     one_of: tuple[tuple[str, ...], ...] = ()
     """Groups of forms of which exactly one must be given (e.g. a declinable stem or an invariable word)."""
 
     def known(self) -> frozenset[str]:
+        """Every form a term may give in this locale."""
         return frozenset(self.required) | frozenset(self.optional) | {f for g in self.one_of for f in g}
 
 
@@ -35,6 +38,9 @@ class ReportStyle(Record):
 
 
 class Locale(Record):
+    """One locale: its names, script and direction, how machine translation and reports treat it,
+    and the term forms its grammar needs."""
+
     code: str = Field(pattern=r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
     name: str
     native_name: str
@@ -65,6 +71,8 @@ class Locale(Record):
 
 
 class LocalesFile(Record):
+    """lexicons/locales.yaml, as written."""
+
     version: str
     description: str
     locales: tuple[Locale, ...]
@@ -72,15 +80,19 @@ class LocalesFile(Record):
 
 @dataclass(frozen=True)
 class Locales:
+    """The catalog's locales, in file order, by code."""
+
     version: str
     by_code: dict[str, Locale]
 
     @property
     def codes(self) -> list[str]:
+        """Every locale code, in file order."""
         return list(self.by_code)
 
     @property
     def source(self) -> Locale:
+        """The one locale the templates are written in (English)."""
         return next(loc for loc in self.by_code.values() if loc.source)
 
     def __getitem__(self, code: str) -> Locale:

@@ -28,6 +28,8 @@ IDENTITY_COLUMNS = ("region", "term", "english_gloss", "attribute_standing")
 
 
 class StudyFile(Record):
+    """A study file (lexicons/studies/<id>.yaml), as written."""
+
     version: str
     id: str = Field(pattern=ID_PATTERN)
     name: str
@@ -51,12 +53,15 @@ class StudyIdentity:
 
     @property
     def standing(self) -> Standing:
+        """The study's standing as polyprobe's: non-marginalized is dominant, anything else marginalized."""
         label = self.attribute_standing.lower()
         return "dominant" if label.endswith("non_marginalized") else "marginalized"
 
 
 @dataclass
 class RegionMatch:
+    """One region's correspondence with the study: terms matched, left out with a reason, or neither."""
+
     region: str
     study_region: str
     matched: dict[str, list[str]] = field(default_factory=dict)
@@ -68,11 +73,14 @@ class RegionMatch:
 
     @property
     def share(self) -> float | None:
+        """The share of the study's terms that a group corresponds to, once the study's list is known."""
         return len(self.matched) / self.total if self.total else None
 
 
 @dataclass
 class StudyMatch:
+    """The whole correspondence with one study, as `catalog study` reports it."""
+
     study: StudyFile
     regions: dict[str, RegionMatch]
     standing_differences: list[dict[str, str]] = field(default_factory=list)
@@ -80,11 +88,13 @@ class StudyMatch:
 
 
 def study_ids(project: Project) -> list[str]:
+    """The studies the catalog has files for."""
     folder = project.lexicons / STUDIES_DIR
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
 def load_study(project: Project, study_id: str) -> StudyFile:
+    """Load and check one study file; an unknown study or a file with problems is refused."""
     known = study_ids(project)
     if study_id not in known:
         raise InputError(

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from toolkit.core.errors import InputError, Problem
 from toolkit.core.fileio import load_yaml
+from toolkit.core.model import StrictModel
 
 LABELS = ("negative", "positive")
 """Label ids: 0 negative, 1 positive (the classifier's id2label)."""
@@ -200,9 +201,7 @@ class TrainingData:
 # ---------------------------------------------------------------------------------------- the data file
 
 
-class _LanguageEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _LanguageEntry(StrictModel):
     train: list[str] = Field(min_length=1)
     validation: list[str] = Field(default_factory=list)
     text: str = "text"

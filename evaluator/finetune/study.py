@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 from rich.console import Console
 
 from evaluator.finetune.data import TrainingData, load_training_data, sources_from_file
@@ -55,6 +55,7 @@ from evaluator.sweep.runner import ExecutorName, executor_for, run_sweep
 from evaluator.tasks import TASKS
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import load_yaml, write_text_atomic
+from toolkit.core.model import StrictModel
 from toolkit.release import open_release
 
 MARKER = "study.json"
@@ -64,11 +65,7 @@ EVALUATION_SEED = 0
 fine-tunings'."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BaseModelSpec(_Strict):
+class BaseModelSpec(StrictModel):
     name: str = Field(pattern=NAME.pattern)
     model: str = Field(min_length=1)
     gpus: float = Field(default=0, ge=0)
@@ -76,7 +73,7 @@ class BaseModelSpec(_Strict):
     cpus: float = Field(default=1, gt=0)
 
 
-class TrainingSpec(_Strict):
+class TrainingSpec(StrictModel):
     learning_rate: float = Field(default=2e-5, gt=0)
     weight_decay: float = Field(default=0.01, ge=0)
     epochs: float = Field(default=10.0, gt=0)
@@ -88,7 +85,7 @@ class TrainingSpec(_Strict):
     dtype: Literal["auto", "bf16", "fp32"] = "auto"
 
 
-class EvaluationSpec(_Strict):
+class EvaluationSpec(StrictModel):
     tasks: list[str] = Field(default_factory=lambda: list(TASK_DEFAULTS), min_length=1)
     locales: list[str] | None = Field(default=None, min_length=1)
     """Where the models are scored (default: the study's languages); a monolingual model only in its own."""
@@ -97,7 +94,7 @@ class EvaluationSpec(_Strict):
     device: Literal["auto", "cuda", "cpu"] = "auto"
 
 
-class StudySpec(_Strict):
+class StudySpec(StrictModel):
     release: str
     data: str
     base_models: list[BaseModelSpec] = Field(min_length=1)

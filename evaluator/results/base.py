@@ -7,31 +7,28 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import ValidationError, model_validator
 
 from toolkit.core.errors import InputError
+from toolkit.core.model import StrictModel
 
 Better = Literal["lower", "higher", "zero"]
 """Which way a metric improves: less bias (MCM, SOS, HONEST), more (accuracy, F1), or towards 0 (D, s_DIS)."""
 
 
-class Replicates(BaseModel):
+class Replicates(StrictModel):
     """How many of a row's bootstrap replicates each of its figures was defined on
     (evaluator.metrics.uncertainty.add_intervals): an interval is given only when at least 95%
     were (evaluator.metrics.stats.unit_bootstrap); below that, the interval is null and these
     counts say why."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     resamples: int
     defined: dict[str, int]
     """Per figure (``sos``, ``accuracy``, …): the replicates on which it was defined."""
 
 
-class Part(BaseModel):
+class Part(StrictModel):
     """A part of metrics.json: every key known, none unknown, read-only once made."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     ci_replicates: Replicates | None = None
     """Only in a row with bootstrap intervals (one with ``n_units``); absent in older runs."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from evaluator.backends import BACKENDS
 from evaluator.options import MAX_LIMIT, Device, Dtype, RunOptions, Truncation
@@ -42,6 +42,7 @@ from evaluator.tasks import task_options as registered_task_options
 from evaluator.tasks.descriptor import TaskDescriptor, TaskOption
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import load_yaml
+from toolkit.core.model import StrictModel
 
 MODEL_FIELDS = frozenset(
     {"task", "model", "locales", "backend", "device", "dtype", "batch_size", "seed", "limit", "api"}
@@ -72,11 +73,7 @@ class SweepFileError(InputError):
         super().__init__(f"{file}: {where}: {message}" if where else f"{file}: {message}")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelSpec(_Strict):
+class ModelSpec(StrictModel):
     model: str = Field(min_length=1)
     name: str | None = None
     backend: str = "transformers"
@@ -100,7 +97,7 @@ class ModelSpec(_Strict):
     classifier and masked LMs in one study each get the tasks that can score them."""
 
 
-class TaskSpec(_Strict):
+class TaskSpec(StrictModel):
     task: str
     name: str | None = None
     locales: list[str] | None = Field(default=None, min_length=1)
@@ -108,7 +105,7 @@ class TaskSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class SweepSpec(_Strict):
+class SweepSpec(StrictModel):
     release: str
     models: list[ModelSpec] = Field(min_length=1)
     tasks: list[TaskSpec] = Field(min_length=1)

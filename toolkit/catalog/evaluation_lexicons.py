@@ -65,6 +65,8 @@ def lexicon_problems(project: Project, locales: Iterable[str]) -> list[Problem]:
 
 
 def check_lexicon(rel: str, name: str, data: Any, locales: Iterable[str]) -> list[Problem]:
+    """Check one evaluation lexicon's data (read from ``rel``): its version, its known fields, and
+    each locale's entries, so a release never carries one the evaluator cannot use."""
     if not isinstance(data, dict):
         return [Problem(rel, "(file)", "", "must be a mapping with `version`, `description` and `locales`")]
     problems: list[Problem] = []

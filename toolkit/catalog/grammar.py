@@ -106,6 +106,8 @@ grammar, not the text, is what needs fixing)."""
 
 @dataclass(frozen=True)
 class Analysis:
+    """What a text reads and what is wrong with it, found without rendering it."""
+
     variables: frozenset[str] = frozenset()
     problems: tuple[str, ...] = ()
 
@@ -177,6 +179,7 @@ class LocaleGrammar:
         return Analysis(variables=variables, problems=tuple(sorted(problems)))
 
     def compile(self, text: str) -> JinjaTemplate:
+        """The text compiled once per locale; what Jinja or the sandbox refuses becomes a RenderFailure."""
         tpl = self._compiled.get(text)
         if tpl is None:
             try:
@@ -290,6 +293,8 @@ def finish(out: str) -> str:
 
 
 def new_environment(limits: Limits = LIMITS) -> BoundedEnvironment:
+    """A bounded sandbox that refuses undefined variables and marks empty expressions, so an empty
+    term leaves no double space behind."""
     env = BoundedEnvironment(limits, undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
     env.filters["mark_empty"] = _mark_empty
     return env

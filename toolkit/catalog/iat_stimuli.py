@@ -22,6 +22,8 @@ WORD_LISTS = ("group_a", "group_b", "positive", "negative")
 
 
 class IatCategory(Record):
+    """One stimulus category: two groups' tokens and the positive and negative words, per locale."""
+
     id: str = Field(pattern=ID_PATTERN)
     category: str
     dataset: str
@@ -36,6 +38,8 @@ class IatCategory(Record):
 
 
 class IatFile(Record):
+    """One stimuli file (lexicons/iat/*.yaml), as written."""
+
     version: str
     description: str
     locales: tuple[str, ...]
@@ -45,6 +49,8 @@ class IatFile(Record):
 
 @dataclass(frozen=True)
 class IatStimuli:
+    """A stimuli file as the iat suite renders it: only the categories that parsed."""
+
     path: str
     version: str
     locales: tuple[str, ...]
@@ -52,6 +58,8 @@ class IatStimuli:
 
 
 def load_iat(project: Project, path: Path, locales: Locales, problems: list[Problem]) -> IatStimuli | None:
+    """Load and check one stimuli file: known locales and sources, words in every locale, none
+    repeated, valences balanced. Problems are appended, never raised; None when it cannot be used."""
     rel = project.rel(path)
     raw = load_yaml_collecting(path, rel, problems)
     if not isinstance(raw, dict) or not isinstance(raw.get("categories"), list):

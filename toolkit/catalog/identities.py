@@ -24,18 +24,24 @@ TAXONOMY_FILE = "lexicons/taxonomy.yaml"
 
 
 class Attribute(Record):
+    """A protected attribute (gender, religion...) every group belongs to one of."""
+
     id: str = Field(pattern=ID_PATTERN)
     name: str
     description: str = ""
 
 
 class Region(Record):
+    """A region whose identity lists say where each group stands there."""
+
     id: str = Field(pattern=ID_PATTERN)
     name: str
     description: str = ""
 
 
 class TaxonomyFile(Record):
+    """lexicons/taxonomy.yaml, as written."""
+
     version: str
     description: str
     attributes: tuple[Attribute, ...]
@@ -43,6 +49,8 @@ class TaxonomyFile(Record):
 
 
 class Source(Record):
+    """A cited source of an identity list."""
+
     id: str = Field(pattern=ID_PATTERN)
     citation: str
     url: str | None = None
@@ -62,6 +70,9 @@ class StudyLink(Record):
 
 
 class Group(Record):
+    """One protected group: its attribute, its standing in the list's region, the sources for both,
+    and the words that name it in each locale."""
+
     id: str = Field(pattern=ID_PATTERN)
     attribute: str
     name: str
@@ -90,6 +101,8 @@ class Group(Record):
 
 
 class IdentityListFile(Record):
+    """One identity list file, as written."""
+
     version: str
     description: str
     region: str = Field(pattern=ID_PATTERN)
@@ -102,6 +115,8 @@ class IdentityListFile(Record):
 
 @dataclass(frozen=True)
 class IdentityList:
+    """A checked identity list, as templates are filled from it."""
+
     path: str
     version: str
     region: str
@@ -136,6 +151,8 @@ class Taxonomy:
 
 
 def load_taxonomy(project: Project, problems: list[Problem]) -> Taxonomy:
+    """Load and check the taxonomy; an unusable file gives an empty one marked ``broken``, so the
+    problems that follow from it are blamed on it."""
     raw = load_yaml_collecting(project.root / TAXONOMY_FILE, TAXONOMY_FILE, problems)
     if raw is None:
         return Taxonomy(version="0.0.0", broken=True)
@@ -222,6 +239,36 @@ def load_identity_list(
 ) -> IdentityList | None:
     """Load and check one identity list; its problems are appended, never raised."""
     rel = project.rel(path)
+    read = _read_list(path, rel, problems)
+    if read is None:
+        return None
+    header, groups = read
+    usable = _check_header(header, rel, locales, taxonomy, problems)
+    seen: set[str] = set()
+    for group in groups:
+        if group.id in seen:
+            problems.append(Problem(rel, group.id, "id", "duplicate group id"))
+        seen.add(group.id)
+        _check_group(group, header, rel, taxonomy, usable, problems)
+        _check_terms(group, header, rel, locales, problems)
+    _check_reference_groups(header, groups, rel, locales, problems)
+    if not usable:
+        return None
+    return IdentityList(
+        path=rel,
+        version=header.version,
+        region=header.region,
+        locales=header.locales,
+        sources={s.id: s for s in header.sources},
+        reference_groups=header.reference_groups,
+        groups=tuple(groups),
+        description=header.description,
+    )
+
+
+def _read_list(path: Path, rel: str, problems: list[Problem]) -> tuple[IdentityListFile, list[Group]] | None:
+    """The list's header and the groups that parse: each group is parsed on its own, so one bad
+    group is reported without hiding the others; None when the file has no usable shape."""
     raw = load_yaml_collecting(path, rel, problems)
     if raw is None:
         return None
@@ -245,11 +292,19 @@ def load_identity_list(
     )
     if header is None:
         return None
+    return header, groups
+
+
+def _check_header(
+    header: IdentityListFile, rel: str, locales: Locales, taxonomy: Taxonomy, problems: list[Problem]
+) -> bool:
+    """Check the list's version, region and locales; False when its region is unknown, as its rows
+    could not carry their region: the list is then reported, not rendered."""
     if not SEMVER_RE.match(header.version):
         problems.append(Problem(rel, "(file)", "version", "must be a semantic version like 1.0.0"))
     usable = True
     if header.region not in taxonomy.regions:
-        usable = False  # its rows could not carry their region; the list is reported, not rendered
+        usable = False
         problems.append(
             Problem(
                 rel,
@@ -264,39 +319,51 @@ def load_identity_list(
     for code in header.locales:
         if code not in locales:
             problems.append(Problem(rel, "(file)", "locales", f"unknown locale {code!r}", code))
-    sources = {s.id: s for s in header.sources}
-    seen: set[str] = set()
-    for group in groups:
-        if group.id in seen:
-            problems.append(Problem(rel, group.id, "id", "duplicate group id"))
-        seen.add(group.id)
-        if group.attribute not in taxonomy.by_id:
-            problems.append(
-                Problem(
-                    rel,
-                    group.id,
-                    "attribute",
-                    f"unknown attribute {group.attribute!r}; known: {', '.join(sorted(taxonomy.by_id)) or 'none'}",
-                    cause=taxonomy.cause,
-                )
+    return usable
+
+
+def _check_group(
+    group: Group,
+    header: IdentityListFile,
+    rel: str,
+    taxonomy: Taxonomy,
+    usable: bool,
+    problems: list[Problem],
+) -> None:
+    """Check one group against the taxonomy and the list's sources (its terms are checked apart)."""
+    if group.attribute not in taxonomy.by_id:
+        problems.append(
+            Problem(
+                rel,
+                group.id,
+                "attribute",
+                f"unknown attribute {group.attribute!r}; known: {', '.join(sorted(taxonomy.by_id)) or 'none'}",
+                cause=taxonomy.cause,
             )
-        if usable and header.region != "global" and group.standing == "none":
-            problems.append(
-                Problem(
-                    rel,
-                    group.id,
-                    "standing",
-                    f"a group of region {header.region!r} must be dominant or marginalized",
-                )
+        )
+    if usable and header.region != "global" and group.standing == "none":
+        problems.append(
+            Problem(
+                rel,
+                group.id,
+                "standing",
+                f"a group of region {header.region!r} must be dominant or marginalized",
             )
-        for sid in group.source:
-            if sid not in sources:
-                problems.append(
-                    Problem(rel, group.id, "source", f"unknown source {sid!r} (not in the list's sources)")
-                )
-        if group.variants is not None and len(set(group.variants)) != len(group.variants):
-            problems.append(Problem(rel, group.id, "variants", "repeats a variant"))
-        _check_terms(group, header, rel, locales, problems)
+        )
+    sources = {s.id for s in header.sources}
+    for sid in group.source:
+        if sid not in sources:
+            problems.append(
+                Problem(rel, group.id, "source", f"unknown source {sid!r} (not in the list's sources)")
+            )
+    if group.variants is not None and len(set(group.variants)) != len(group.variants):
+        problems.append(Problem(rel, group.id, "variants", "repeats a variant"))
+
+
+def _check_reference_groups(
+    header: IdentityListFile, groups: list[Group], rel: str, locales: Locales, problems: list[Problem]
+) -> None:
+    """Each reference group must be a group of this list, of the attribute it is the reference for."""
     by_id = {g.id: g for g in groups}
     for attr, per_locale in sorted(header.reference_groups.items()):
         for code, gid in sorted(per_locale.items()):
@@ -314,15 +381,3 @@ def load_identity_list(
                 problems.append(
                     Problem(rel, "(file)", f"reference_groups.{attr}.{code}", "unknown locale", code)
                 )
-    if not usable:
-        return None
-    return IdentityList(
-        path=rel,
-        version=header.version,
-        region=header.region,
-        locales=header.locales,
-        sources=sources,
-        reference_groups=header.reference_groups,
-        groups=tuple(groups),
-        description=header.description,
-    )

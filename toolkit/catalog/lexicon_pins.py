@@ -32,6 +32,8 @@ class PinMismatch(PolyprobeError):
 
 @dataclass(frozen=True)
 class HurtlexPins:
+    """The pinned HurtLex release: version, licence, commit, URL pattern and each language file's hash."""
+
     version: str
     license: str
     commit: str
@@ -40,9 +42,11 @@ class HurtlexPins:
     source: str
 
     def url_for(self, lang: str) -> str:
+        """Where ``lang``'s file of the pinned release is downloaded from."""
         return self.url.format(commit=self.commit, lang=lang, version=self.version)
 
     def as_dict(self) -> dict[str, object]:
+        """The pins as a release manifest records them (without the file they were read from)."""
         return {
             "version": self.version,
             "license": self.license,
@@ -53,6 +57,7 @@ class HurtlexPins:
 
 
 def load_pins(project: Project, path: Path | None = None) -> HurtlexPins:
+    """Read the pins (lexicons/hurtlex.toml, or ``path``); a file that cannot be read whole is refused."""
     file = path or project.root / PINS_FILE
     try:
         raw = tomllib.loads(read_text(file))["hurtlex"]
@@ -86,6 +91,7 @@ def unpinned_locales(pins: HurtlexPins, locales: Locales) -> list[Problem]:
 
 
 def hurtlex_path(pins: HurtlexPins, lang: str) -> Path:
+    """Where ``lang``'s pinned file lives in the user's cache, one folder per version."""
     return cache_dir() / "lexicons" / "hurtlex" / pins.version / f"hurtlex_{lang.upper()}.tsv"
 
 

@@ -22,6 +22,7 @@ from toolkit.store.files import StoreFile, load_store
 
 
 def suite_ids(project: Project) -> list[str]:
+    """The suites of the catalog: the folders of templates/ (not ``_grammar`` or hidden ones)."""
     return sorted(
         p.name for p in project.templates.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
     )
@@ -29,6 +30,9 @@ def suite_ids(project: Project) -> list[str]:
 
 @dataclass
 class Catalog:
+    """The loaded catalog and every problem found while loading it; grammars and store files can be
+    loaded on first use (``load_catalog(eager=False)``)."""
+
     project: Project
     locales: Locales
     taxonomy: Taxonomy
@@ -77,20 +81,24 @@ class Catalog:
         raise InputError(f"unknown suite {suite_id!r}.{did_you_mean(suite_id, self.suites)}")
 
     def lists_of(self, suite: Suite) -> list[IdentityList]:
+        """The suite's identity lists that loaded, in the suite's order."""
         return [self.identity_lists[p] for p in suite.spec.identities if p in self.identity_lists]
 
     def store(self, suite_id: str, locale: str) -> StoreFile:
+        """The suite's store file in ``locale``, loaded once; its problems join the catalog's."""
         key = (suite_id, locale)
         if key not in self.stores:
             self.stores[key] = load_store(self.project, locale, suite_id, self.problems)
         return self.stores[key]
 
     def grammar(self, locale: str) -> LocaleGrammar:
+        """The locale's grammar, loaded once; its problems join the catalog's."""
         if locale not in self.grammars:
             self.grammars[locale] = load_grammar(self.project, locale, self.problems)
         return self.grammars[locale]
 
     def check_locale(self, code: str) -> None:
+        """Refuse a locale the catalog does not have, suggesting the nearest one."""
         if code not in self.locales:
             raise InputError(f"unknown locale {code!r}.{did_you_mean(code, self.locales.codes)}")
 

@@ -42,6 +42,8 @@ from jinja2.visitor import NodeTransformer
 
 @dataclass(frozen=True)
 class Limits:
+    """The bounds of one render (see the module docstring)."""
+
     max_int_bits: int = 128
     max_length: int = 10_000
     max_steps: int = 10_000
@@ -114,6 +116,7 @@ class Budget:
     macros: list[str] = field(default_factory=list)
 
     def step(self) -> None:
+        """Count one loop iteration, call or operation, and refuse to go past the step or time limit."""
         self.steps += 1
         if self.steps > self.limits.max_steps:
             raise LimitExceeded(
@@ -307,16 +310,20 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         self.filters["bounded_value"] = self._bounded_value
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        """Jinja's rule, and none of the string methods the size checks cannot bound (``_DENIED_METHODS``)."""
         if isinstance(obj, str) and attr in _DENIED_METHODS:
             return False
         return super().is_safe_attribute(obj, attr, value)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
+        """An arithmetic operation, refused before it runs if its result would exceed a limit."""
         _step()
         _check_binop(operator, left, right, self.limits)
         return check_value(super().call_binop(context, operator, left, right), self.limits)
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """A call, counted and bounded: calls nest at most ``max_depth`` deep, a callable that is not a
+        macro has its arguments checked first, and every result is checked."""
         current = _BUDGET.get()
         if current is not None:
             current.step()

@@ -28,6 +28,8 @@ IDENTITY_COLUMNS = ("region", "term", "english_gloss", "attribute_standing")
 
 
 class StudyFile(Record):
+    """A study file (lexicons/studies/<id>.yaml), as written."""
+
     version: str
     id: str = Field(pattern=ID_PATTERN)
     name: str
@@ -51,12 +53,15 @@ class StudyIdentity:
 
     @property
     def standing(self) -> Standing:
+        """The study's standing as polyprobe's: non-marginalized is dominant, anything else marginalized."""
         label = self.attribute_standing.lower()
         return "dominant" if label.endswith("non_marginalized") else "marginalized"
 
 
 @dataclass
 class RegionMatch:
+    """One region's correspondence with the study: terms matched, left out with a reason, or neither."""
+
     region: str
     study_region: str
     matched: dict[str, list[str]] = field(default_factory=dict)
@@ -68,11 +73,14 @@ class RegionMatch:
 
     @property
     def share(self) -> float | None:
+        """The share of the study's terms that a group corresponds to, once the study's list is known."""
         return len(self.matched) / self.total if self.total else None
 
 
 @dataclass
 class StudyMatch:
+    """The whole correspondence with one study, as `catalog study` reports it."""
+
     study: StudyFile
     regions: dict[str, RegionMatch]
     standing_differences: list[dict[str, str]] = field(default_factory=list)
@@ -80,11 +88,13 @@ class StudyMatch:
 
 
 def study_ids(project: Project) -> list[str]:
+    """The studies the catalog has files for."""
     folder = project.lexicons / STUDIES_DIR
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
 
 
 def load_study(project: Project, study_id: str) -> StudyFile:
+    """Load and check one study file; an unknown study or a file with problems is refused."""
     known = study_ids(project)
     if study_id not in known:
         raise InputError(
@@ -204,41 +214,68 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
     for row in identities:
         listed.setdefault(row.region, {})[row.term] = row
     for sr, match in by_study_region.items():
-        terms = listed.get(sr, {})
-        match.total = len(terms)
-        for term in sorted(set(match.matched) - set(terms)):
-            result.problems.append(
-                Problem(
-                    rel,
-                    ", ".join(match.matched[term]),
-                    f"study.{study.id}",
-                    f"{term!r} is not in the study's {sr} list",
-                    "",
-                )
+        result.problems.extend(_count_region(match, sr, listed.get(sr, {}), study.id, rel))
+    _compare_standings(catalog, study.id, by_study_region, listed, result)
+    return result
+
+
+def _count_region(
+    match: RegionMatch, study_region: str, terms: dict[str, StudyIdentity], study_id: str, rel: str
+) -> list[Problem]:
+    """Hold one region's matches and reasons against the study's own list for that region: keep
+    the terms the list has, count them, and name the terms on one side only."""
+    problems = []
+    match.total = len(terms)
+    for term in sorted(set(match.matched) - set(terms)):
+        problems.append(
+            Problem(
+                rel,
+                ", ".join(match.matched[term]),
+                f"study.{study_id}",
+                f"{term!r} is not in the study's {study_region} list",
+                "",
             )
-        for term in sorted(set(match.left_out) - set(terms)):
-            result.problems.append(
-                Problem(rel, "(file)", f"left_out.{sr}", f"{term!r} is not in the study's {sr} list")
+        )
+    for term in sorted(set(match.left_out) - set(terms)):
+        problems.append(
+            Problem(
+                rel,
+                "(file)",
+                f"left_out.{study_region}",
+                f"{term!r} is not in the study's {study_region} list",
             )
-        match.matched = {t: g for t, g in sorted(match.matched.items()) if t in terms}
-        match.left_out = {t: r for t, r in sorted(match.left_out.items()) if t in terms}
-        match.unmatched = sorted(set(terms) - set(match.matched) - set(match.left_out))
-        for term in match.unmatched:
-            result.problems.append(
-                Problem(
-                    rel,
-                    "(file)",
-                    f"left_out.{sr}",
-                    f"{term!r} ({terms[term].gloss}): no group corresponds to it and no reason is given",
-                )
+        )
+    match.matched = {t: g for t, g in sorted(match.matched.items()) if t in terms}
+    match.left_out = {t: r for t, r in sorted(match.left_out.items()) if t in terms}
+    match.unmatched = sorted(set(terms) - set(match.matched) - set(match.left_out))
+    for term in match.unmatched:
+        problems.append(
+            Problem(
+                rel,
+                "(file)",
+                f"left_out.{study_region}",
+                f"{term!r} ({terms[term].gloss}): no group corresponds to it and no reason is given",
             )
-    groups = {g.id: (il, g) for il, g in linked_groups(catalog, study.id)}
+        )
+    return problems
+
+
+def _compare_standings(
+    catalog: Catalog,
+    study_id: str,
+    by_study_region: dict[str, RegionMatch],
+    listed: dict[str, dict[str, StudyIdentity]],
+    result: StudyMatch,
+) -> None:
+    """Record every matched group whose standing differs from the study's (or that records the
+    study's call) in ``result``; a difference neither recorded nor right is a problem."""
+    groups = {g.id: (il, g) for il, g in linked_groups(catalog, study_id)}
     for sr, match in by_study_region.items():
         for term, gids in match.matched.items():
             theirs = listed[sr][term].standing
             for gid in gids:
                 ilist, group = groups[gid]
-                recorded = group.study[study.id].standing
+                recorded = group.study[study_id].standing
                 if group.standing == theirs and recorded is None:
                     continue
                 result.standing_differences.append(
@@ -256,9 +293,9 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
                         Problem(
                             ilist.path,
                             gid,
-                            f"study.{study.id}",
+                            f"study.{study_id}",
                             f"the study calls {term!r} {theirs}, this group is {group.standing}: record the study's call "
-                            f"(study: {{{study.id}: {{terms: [...], standing: {theirs}}}}})",
+                            f"(study: {{{study_id}: {{terms: [...], standing: {theirs}}}}})",
                         )
                     )
                 elif recorded is not None and recorded != theirs:
@@ -266,11 +303,10 @@ def match_study(catalog: Catalog, study: StudyFile, identities: list[StudyIdenti
                         Problem(
                             ilist.path,
                             gid,
-                            f"study.{study.id}",
+                            f"study.{study_id}",
                             f"records the study's standing as {recorded}, but the study calls {term!r} {theirs}",
                         )
                     )
-    return result
 
 
 def study_manifest(catalog: Catalog, suites: list[str]) -> dict[str, Any]:

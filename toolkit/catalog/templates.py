@@ -31,6 +31,8 @@ file) of every imported sample."""
 
 
 class SuiteSpec(Record):
+    """A suite's suite.yaml, as written."""
+
     id: str = Field(pattern=TEMPLATE_ID)
     version: str
     description: str
@@ -58,6 +60,8 @@ class SuiteSpec(Record):
 
 
 class Template(Record):
+    """One English template: a text per variant (or one text), its label, and for paired suites its twin."""
+
     id: str = Field(pattern=TEMPLATE_ID)
     label: str | None = None
     attributes: tuple[str, ...] = ()
@@ -87,11 +91,15 @@ class Segment:
 
     @property
     def source_sha(self) -> str:
+        """The hash that ties a translation to this exact source."""
         return source_sha(self.source)
 
 
 @dataclass(frozen=True)
 class Suite:
+    """A loaded suite: its spec, its usable templates, their segments, and which templates and
+    files could not be used."""
+
     spec: SuiteSpec
     templates: tuple[Template, ...]
     segments: dict[str, Segment]
@@ -112,16 +120,21 @@ class Suite:
 
     @property
     def id(self) -> str:
+        """The suite's id (its folder's name)."""
         return self.spec.id
 
 
 def segment_id(template_id: str, variant: str | None) -> str:
+    """A segment's id: the template's, with the variant after a dot when it has one."""
     return template_id if variant is None else f"{template_id}.{variant}"
 
 
 def load_suite(
     project: Project, suite_id: str, locales: Locales, taxonomy: Taxonomy, problems: list[Problem]
 ) -> Suite | None:
+    """Load and check one suite folder: suite.yaml, then every template (or, in sample mode, the
+    imported samples) as segments. Problems are appended, never raised; None when the suite
+    cannot be used."""
     folder = project.templates / suite_id
     spec_path = folder / "suite.yaml"
     rel_spec = project.rel(spec_path)

@@ -57,6 +57,7 @@ class Problem:
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict[str, str]:
+        """The problem as a JSON object, for ``--json`` output and reports read by machines."""
         return {
             "file": self.file,
             "record": self.record,
@@ -112,4 +113,5 @@ class CatalogError(InputError):
         return out
 
     def summary(self) -> str:
+        """The headline: the message opens with it, and the CLI prints it after the list."""
         return f"{len(self.problems)} problem(s)"

@@ -30,6 +30,7 @@ class FileFormatError(InputError):
         super().__init__(f"{file}: {detail}")
 
     def problem(self, locale: str = "") -> Problem:
+        """The error as a located problem of the whole file, to report beside the others."""
         return Problem(self.file, "(file)", "", self.detail, locale)
 
 
@@ -271,11 +272,13 @@ def _streamed(target: Path, kind: str) -> Iterator[Path]:
 
 
 def write_text_atomic(target: Path, text: str, *, stream: bool = False) -> None:
+    """Write ``text`` as UTF-8 with LF line endings, all or nothing (see ``atomic_path``)."""
     with atomic_path(target, stream=stream) as tmp:
         tmp.write_text(text, encoding="utf-8", newline="\n")
 
 
 def write_bytes_atomic(target: Path, data: bytes, *, stream: bool = False) -> None:
+    """Write ``data``, all or nothing (see ``atomic_path``)."""
     with atomic_path(target, stream=stream) as tmp:
         tmp.write_bytes(data)
 

@@ -24,22 +24,27 @@ class Project:
 
     @property
     def is_install_fallback(self) -> bool:
+        """No root was named and none was found: the catalog shipped with the install is used."""
         return self.found_by == INSTALL
 
     @property
     def templates(self) -> Path:
+        """The English templates, one folder per suite."""
         return self.root / "templates"
 
     @property
     def grammar(self) -> Path:
+        """The grammar macros the templates import."""
         return self.root / "templates" / "_grammar"
 
     @property
     def lexicons(self) -> Path:
+        """Locales, taxonomy, identity lists, pinned and evaluation lexicons, studies."""
         return self.root / "lexicons"
 
     @property
     def translations(self) -> Path:
+        """The store: one folder per locale, one JSONL file per suite."""
         return self.root / "translations"
 
     def rel(self, path: Path) -> str:
@@ -51,6 +56,7 @@ class Project:
 
     @classmethod
     def at(cls, root: Path | str, found_by: str = "--root") -> Project:
+        """The catalog at ``root``, refused unless it has both templates/ and lexicons/."""
         root = Path(root)
         if not (root / "templates").is_dir() or not (root / "lexicons").is_dir():
             raise InputError(f"{root} is not a polyprobe catalog: it needs templates/ and lexicons/ folders")

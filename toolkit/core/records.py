@@ -8,16 +8,17 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolkit.core.errors import Problem
+from toolkit.core.model import StrictModel
 
 ID_PATTERN = r"^[a-z0-9]+(?:[-_.][a-z0-9]+)*$"
 ID_RE = re.compile(ID_PATTERN)
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
 
 
-class Record(BaseModel):
+class Record(StrictModel):
     """Base of every file record: frozen, and unknown fields are an error (typos never pass)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    model_config = ConfigDict(str_strip_whitespace=False)
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -20,12 +19,16 @@ from pydantic import (
 )
 
 from toolkit.catalog.locales import WordSplit
+from toolkit.core.model import StrictModel
 
 SHA256 = r"^[0-9a-f]{64}$"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+class _Strict(StrictModel):
+    """A part of the manifest: nothing coerced (``"3"`` is no count), and a field whose JSON name
+    is taken in Python (``schema``) readable by either name."""
+
+    model_config = ConfigDict(strict=True, populate_by_name=True)
 
 
 class _Sparse(_Strict):

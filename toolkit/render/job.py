@@ -23,11 +23,15 @@ from toolkit.store.rules import STATUS_RANK, state
 class TextChecks(Protocol):
     """The part of a suite kind (toolkit.render.suites) a job needs: its own checks of a text."""
 
-    def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]: ...
+    def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
+        """Problems of ``text`` (a source or a translation) that only this suite kind knows about."""
 
 
 @dataclass
 class Rendered:
+    """One suite in one locale as rows, with the problems met and the segments skipped (counted by
+    why: stale, rejected, below the minimum status...)."""
+
     suite: str
     locale: str
     frame: pl.DataFrame
@@ -49,6 +53,9 @@ class Resolved:
 
 @dataclass
 class Job:
+    """One suite in one locale at a minimum status: the texts it renders from, chosen once, and the
+    problems and skipped segments gathered while its rows are made."""
+
     catalog: Catalog
     suite: Suite
     locale: str
@@ -67,18 +74,25 @@ class Job:
 
     @property
     def grammar(self) -> LocaleGrammar:
+        """The grammar of the job's locale, which renders and checks its texts."""
         return self.catalog.grammar(self.locale)
 
     @property
     def is_source(self) -> bool:
+        """The job renders the English source: it reads templates, never the store."""
         return self.catalog.locales[self.locale].source
 
     def resolved(self) -> list[Resolved]:
+        """The segments that render, each with its text (source or translation), chosen once per job;
+        the others are counted in ``skipped`` or reported in ``problems``."""
         if self._resolved is None:
             self._resolved = list(self._resolve())
         return self._resolved
 
     def checked_source(self, segment: Segment) -> Analysis | None:
+        """The English source's analysis, or None when the source itself is wrong (it does not parse,
+        uses a variable the suite has no slot for, never uses its group...): reported once, its
+        translations are not rendered either."""
         source_grammar = self.catalog.grammar(self.catalog.locales.source.code)
         analysis = source_grammar.analyse(segment.source)
         allowed = set(self.suite.spec.slots)

@@ -38,6 +38,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class ForeignMarkers(Record):
+    """Words of another variety that must not appear in a locale (MSA in Egyptian Arabic)."""
+
     variety: str
     """The variety the words belong to (Modern Standard Arabic)."""
     words: tuple[str, ...]
@@ -47,6 +49,8 @@ class ForeignMarkers(Record):
 
 
 class LocaleLint(Record):
+    """The words one locale's checks look for (lexicons/lint.yaml); empty where a check does not apply."""
+
     articles: tuple[str, ...] = ()
     proclitics: tuple[str, ...] = ()
     particles: tuple[str, ...] = ()
@@ -56,6 +60,8 @@ class LocaleLint(Record):
 
 
 class LintFile(Record):
+    """lexicons/lint.yaml: what each locale's lint checks look for."""
+
     version: str
     description: str
     locales: dict[str, LocaleLint]
@@ -74,6 +80,8 @@ class Text:
 
 
 def load_lint_config(catalog: Catalog, problems: list[Problem]) -> dict[str, LocaleLint]:
+    """The lint settings per locale; none when the file is absent (the checks then find nothing), its
+    problems appended."""
     path = catalog.project.root / LINT_FILE
     if not path.is_file():
         return {}
@@ -185,6 +193,7 @@ def slot_last_word(t: Text, cfg: LocaleLint) -> list[Problem]:
 
 
 def foreign_markers(t: Text, cfg: LocaleLint) -> list[Problem]:
+    """Another variety's words in a template or translation (``foreign-marker``)."""
     markers = cfg.foreign_markers
     if markers is None:
         return []
@@ -218,6 +227,7 @@ def _lists(catalog: Catalog) -> list[IdentityList]:
 
 
 def term_foreign_markers(catalog: Catalog, config: dict[str, LocaleLint]) -> list[Problem]:
+    """Another variety's words in the identity terms of each locale (``foreign-marker``)."""
     out = []
     for ilist in _lists(catalog):
         for group in ilist.groups:

@@ -40,6 +40,8 @@ def paired(suite: Suite) -> bool:
 
 @dataclass(frozen=True)
 class Phrase:
+    """A declared span phrase with its words, as the twins are compared word by word."""
+
     text: str
     tokens: tuple[str, ...]
 

@@ -22,6 +22,8 @@ from toolkit.render.suites import kind_of
 
 
 def suite_schema(catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+    """The columns of the suite's rows: the common ones, then its kind's own. A suite built on
+    another carries the base suite's labels."""
     kind = kind_of(suite.id)
     labels = suite.spec.labels
     if not labels and suite.spec.builds_on in catalog.suites:

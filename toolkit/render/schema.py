@@ -26,6 +26,8 @@ ROW_ORIGINS: tuple[str, ...] = (*ORIGINS, SOURCE)
 def base_schema(
     locales: Locales, taxonomy: Taxonomy, suites: list[str], labels: tuple[str, ...]
 ) -> dict[str, pl.DataType]:
+    """The columns every suite has, with the closed sets (suites, locales, variants, attributes,
+    regions, standings, labels) as enums, so a value outside them cannot be written."""
     return {
         "sample_id": pl.String(),
         "parallel_id": pl.String(),

@@ -18,11 +18,14 @@ from toolkit.render.renderer import render
 
 @dataclass
 class Validation:
+    """What `catalog validate` found: every problem, and how many rows each suite and locale renders."""
+
     problems: list[Problem] = field(default_factory=list)
     rows: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
+        """Nothing was found wrong."""
         return not self.problems
 
 
@@ -41,6 +44,9 @@ def _render_failure(suite: str, locale: str, exc: Exception) -> Problem:
 
 
 def validate(catalog: Catalog, progress: Step | None = None) -> Validation:
+    """Render every suite in every locale at the lowest status (drafts included) and gather every
+    problem: the renders', the pair check's, orphaned store records and the pinned lexicons'.
+    A render that crashes is reported as a problem beside the others, never hides them."""
     result = Validation()
     problems = list(catalog.problems)
     jobs = [(s, loc) for s in catalog.suites.values() for loc in s.spec.locales if loc in catalog.locales]

@@ -35,6 +35,7 @@ from toolkit.store.model import SEGMENT_ID, Event, Origin, Status, Translation, 
 
 
 def store_path(project: Project, locale: str, suite: str) -> Path:
+    """Where the store file of ``suite`` in ``locale`` lives (it may not exist yet)."""
     return project.translations / locale / f"{suite}.jsonl"
 
 
@@ -180,6 +181,7 @@ class BadLine:
 
     @property
     def where(self) -> str:
+        """The line, and its segment when one could be read, as messages locate it."""
         return f"line {self.lineno}" + (f" ({self.segment})" if self.segment else "")
 
 
@@ -195,6 +197,7 @@ class StoreScan:
 
     @property
     def whole(self) -> bool:
+        """Nothing bad and nothing a rewrite would change: the file can be rewritten byte for byte."""
         return not self.bad and not self.form
 
 
@@ -258,43 +261,11 @@ def scan_store(data: bytes) -> StoreScan:
         if not line.strip():
             scan.form.append((lineno, "blank line"))
             continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            scan.bad.append(
-                BadLine(
-                    lineno, raw, "", f"invalid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
-                )
-            )
+        parsed = _parse_line(lineno, raw, line)
+        if isinstance(parsed, BadLine):
+            scan.bad.append(parsed)
             continue
-        try:
-            obj = loads_json(text, object_pairs_hook=_no_repeated_keys)
-        except JsonUnreadable as exc:  # a huge number, deep nesting, a lone surrogate
-            reason = exc.msg.removeprefix(f"{exc.field}: ") if exc.field else exc.msg
-            scan.bad.append(BadLine(lineno, raw, exc.field, reason, _segment_of_unreadable(text)))
-            continue
-        except json.JSONDecodeError as exc:
-            cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
-            scan.bad.append(BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}"))
-            continue
-        except _RepeatedKey as exc:
-            scan.bad.append(BadLine(lineno, raw, "", f"duplicate key {exc.key!r}", _segment_of(text)))
-            continue
-        segment = obj.get("segment") if isinstance(obj, dict) else None
-        segment = segment if isinstance(segment, str) and SEGMENT_ID.fullmatch(segment) else None
-        if not isinstance(obj, dict):
-            scan.bad.append(BadLine(lineno, raw, "", "not a JSON object"))
-            continue
-        problems: list[Problem] = []
-        record = parse_record(Translation, obj, file="", record="", problems=problems)
-        if record is None:
-            fields = ", ".join(sorted({p.field for p in problems if p.field}))
-            if len(problems) == 1:
-                reason = problems[0].message
-            else:
-                reason = "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in problems)
-            scan.bad.append(BadLine(lineno, raw, fields, reason, segment))
-            continue
+        record, text = parsed
         if record.segment in first_line:
             scan.bad.append(
                 BadLine(
@@ -318,6 +289,41 @@ def scan_store(data: bytes) -> StoreScan:
                 (lineno, "not in the form polyprobe writes (key order, spacing, escapes or nulls)")
             )
     return scan
+
+
+def _parse_line(lineno: int, raw: bytes, line: bytes) -> tuple[Translation, str] | BadLine:
+    """One non-blank line (its line ending removed) as a record and its text, or the reason it
+    is not one: bad UTF-8, JSON Python cannot read back, a repeated key, or an invalid record."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return BadLine(
+            lineno, raw, "", f"invalid UTF-8 (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+        )
+    try:
+        obj = loads_json(text, object_pairs_hook=_no_repeated_keys)
+    except JsonUnreadable as exc:  # a huge number, deep nesting, a lone surrogate
+        reason = exc.msg.removeprefix(f"{exc.field}: ") if exc.field else exc.msg
+        return BadLine(lineno, raw, exc.field, reason, _segment_of_unreadable(text))
+    except json.JSONDecodeError as exc:
+        cut = "" if text.rstrip().endswith("}") else " (the line ends before the record does: truncated?)"
+        return BadLine(lineno, raw, "", f"invalid JSON at column {exc.colno}: {exc.msg}{cut}")
+    except _RepeatedKey as exc:
+        return BadLine(lineno, raw, "", f"duplicate key {exc.key!r}", _segment_of(text))
+    if not isinstance(obj, dict):
+        return BadLine(lineno, raw, "", "not a JSON object")
+    segment = obj.get("segment")
+    segment = segment if isinstance(segment, str) and SEGMENT_ID.fullmatch(segment) else None
+    problems: list[Problem] = []
+    record = parse_record(Translation, obj, file="", record="", problems=problems)
+    if record is None:
+        fields = ", ".join(sorted({p.field for p in problems if p.field}))
+        if len(problems) == 1:
+            reason = problems[0].message
+        else:
+            reason = "; ".join(f"{p.field}: {p.message}" if p.field else p.message for p in problems)
+        return BadLine(lineno, raw, fields, reason, segment)
+    return record, text
 
 
 def _canonical(record: Translation) -> str:

@@ -25,6 +25,7 @@ def source_sha(text: str) -> str:
 
 
 def utc_now() -> str:
+    """The time events record: UTC to the second, in ISO 8601 with a ``Z``."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -114,6 +115,9 @@ class Gloss(Record):
 
 
 class Translation(Record):
+    """One segment in one locale: the translation, the English source it was made from (and its
+    hash), where it came from, where it stands, and every event that brought it there."""
+
     segment: SegmentId
     source_sha: str = Field(pattern=r"^[0-9a-f]{64}$")
     source: str

@@ -30,6 +30,9 @@ from toolkit.store.files import (
 
 @dataclass
 class Repair:
+    """What a repair of one store file did, or would do: records kept, lines set aside, and the
+    departures from the written form that the rewrite removes."""
+
     path: Path
     kept: int = 0
     set_aside: list[BadLine] = field(default_factory=list)
@@ -39,6 +42,7 @@ class Repair:
 
     @property
     def needed(self) -> bool:
+        """Whether the file needs repairing at all (a whole file is left as it is)."""
         return bool(self.set_aside or self.rewritten)
 
 

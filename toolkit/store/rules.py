@@ -76,10 +76,14 @@ TRANSITIONS: dict[str | None, frozenset[str]] = {
 
 
 class InvalidTransition(PolyprobeError):
+    """A status change the store's rules do not allow (``TRANSITIONS``)."""
+
     exit_code = 2
 
 
 def check_transition(current: str | None, new: str, segment: str) -> None:
+    """Refuse moving a record from ``current`` (None: no record yet) to ``new`` unless the rules
+    allow it, naming what is allowed."""
     if new not in TRANSITIONS[current]:
         raise InvalidTransition(
             f"{segment}: a {current or 'missing'} translation cannot become {new} "

@@ -60,11 +60,13 @@ class BbqItem(Record):
 
     @property
     def item_id(self) -> str:
+        """The item's id, stable across imports: category, control subset and BBQ's example id."""
         part = f"-{CONTROL}" if self.subset else ""
         return f"{slug(self.category)}{part}-{self.example_id}"
 
     @property
     def answers(self) -> tuple[str, str, str]:
+        """The three answers, in the published order."""
         return (self.ans0, self.ans1, self.ans2)
 
     @property
@@ -92,6 +94,7 @@ class BbqItem(Record):
 
     @property
     def known(self) -> Known:
+        """What BBQ's supplemental metadata says about the item's template, where the import had it."""
         kind = self.template.get("label_type")
         return Known(
             race=self.template.get("race") or None,
@@ -100,14 +103,17 @@ class BbqItem(Record):
         )
 
     def tags(self) -> list[str]:
+        """Each answer's tag in BBQ's ``answer_info`` ("" where there is none)."""
         infos = [self.answer_info.get(f"ans{i}", []) for i in range(3)]
         return [str(info[1]) if len(info) > 1 else "" for info in infos]
 
     def unknown_label(self) -> int | None:
+        """The "unknown" answer, None unless exactly one answer is tagged so."""
         hits = [i for i, tag in enumerate(self.tags()) if tag.lower() == UNKNOWN_TAG]
         return hits[0] if len(hits) == 1 else None
 
     def stereotyped_groups(self) -> list[str]:
+        """The groups BBQ's metadata names as the stereotype's target."""
         return [str(g) for g in self.additional_metadata.get("stereotyped_groups", []) if isinstance(g, str)]
 
     def target_label(self) -> int | None:
@@ -123,14 +129,17 @@ class BbqItem(Record):
         )
 
     def label_type(self) -> str | None:
+        """``name`` for items built with proper names, ``label`` otherwise; None where it cannot be told."""
         return label_type(self.category, self.question_index, self.known)
 
     def report_category(self) -> str:
+        """The category as BBQ reports it, name items apart and MBBQ's control items marked."""
         name = report_category(self.category, label_type(self.category, self.question_index, self.known))
         return f"{name} ({CONTROL})" if self.subset else name
 
 
 def slug(text: str) -> str:
+    """``text`` as lowercase words joined by hyphens, for ids."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
@@ -170,10 +179,12 @@ def duplicates(items: list[Located]) -> list[Problem]:
 
 
 def samples_path(project: Project) -> Path:
+    """Where the imported English items are kept."""
     return project.root / SAMPLES_FILE
 
 
 def write_samples(project: Project, items: list[tuple[BbqItem, str]]) -> Path:
+    """Replace the imported items atomically, each with the file it came from."""
     path = samples_path(project)
     lines = [
         json.dumps(
@@ -196,6 +207,7 @@ def read_samples(project: Project, problems: list[Problem]) -> list[BbqItem]:
 
 
 def read_imported(project: Project, problems: list[Problem]) -> list[tuple[BbqItem, int]]:
+    """Every line of the import that is a valid item, with its line; the others are problems."""
     path = samples_path(project)
     if not path.is_file():
         return []

@@ -26,6 +26,8 @@ DATASET = "bbq"
 
 
 class PublishedItem(Record):
+    """One published item in another language, aligned with the English item it translates."""
+
     item_id: str
     """The imported English item it translates."""
     english_sha: str
@@ -50,6 +52,7 @@ class PublishedItem(Record):
 
 
 def english_sha(item: BbqItem) -> str:
+    """The hash of the English item's five texts, recorded with its aligned translation."""
     return source_sha(json.dumps([getattr(item, name) for name in FIELDS], ensure_ascii=False))
 
 
@@ -59,6 +62,7 @@ def translations_file(locale: str) -> str:
 
 
 def write_translations(project: Project, locale: str, header: Header, items: list[PublishedItem]) -> None:
+    """Replace ``locale``'s import of published items (see ``write_import``)."""
     write_import(project, header, items, locale)
 
 

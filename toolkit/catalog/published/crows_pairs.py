@@ -16,6 +16,8 @@ DATASET = "crows-pairs"
 
 
 class CrowsPair(Record):
+    """One CrowS-Pairs pair as published, with the import's findings about it (flags)."""
+
     pair: str
     """The file's own id of the pair, or ``line-N``."""
     line: int

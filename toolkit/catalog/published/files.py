@@ -29,6 +29,8 @@ FORMAT = 1
 
 
 class Source(Record):
+    """One source file of an import: its name, hash and how many records it gave."""
+
     file: str
     sha256: str
     records: int
@@ -44,6 +46,8 @@ class Finding(Record):
 
 
 class Header(Record):
+    """An import's first line: which copy was read, what was found wrong in it, what was left out."""
+
     format: int
     dataset: str
     sources: tuple[Source, ...]

@@ -19,6 +19,9 @@ IMPORT_NAME = "pairs"
 
 
 class StudyPair(Record):
+    """One pair of the study's SOS sets, as published, placed in polyprobe's region, locale,
+    attribute, standing and variant."""
+
     file: str
     line: int
     set: str

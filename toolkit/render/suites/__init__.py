@@ -31,6 +31,7 @@ KINDS: dict[str, SuiteKind] = {
 
 
 def kind_of(suite_id: str) -> SuiteKind:
+    """The kind behind a suite folder; a folder polyprobe has no code for is an error listing the kinds."""
     try:
         return KINDS[suite_id]
     except KeyError:

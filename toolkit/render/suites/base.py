@@ -33,11 +33,15 @@ class Filler:
 
 
 class SuiteKind:
+    """The code behind one suite folder; each hook's default fits a group-filled suite with no
+    columns or checks of its own."""
+
     id: ClassVar[str]
     grouped: ClassVar[bool] = True
     """Filled with identity groups (template × variant × group)."""
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The suite's own columns, after the common ones (``toolkit.render.schema``)."""
         return {}
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
@@ -73,6 +77,7 @@ class SuiteKind:
         return {}
 
     def parallel_id(self, suite: Suite, segment: Segment, filler: Filler | None) -> str:
+        """What a row shares with its translations in every locale: suite, template, variant, group."""
         parts = [suite.id, segment.template.id, segment.variant or "-", filler.group.id if filler else "-"]
         return ":".join(parts)
 

@@ -34,10 +34,13 @@ from toolkit.render.suites.base import SuiteKind
 
 
 class Bbq(SuiteKind):
+    """BBQ's items from the user's copy: five segments per item, translated or published."""
+
     id = "bbq"
     grouped = False
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """BBQ's metadata and the answer indices the metrics need."""
         return {
             "item_id": pl.String(),
             "family_id": pl.String(),
@@ -66,15 +69,19 @@ class Bbq(SuiteKind):
         }
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
+        """The imported English items and, per locale, a published translation when there is one."""
         return [SAMPLES_FILE, *(translations_file(code) for code in suite.spec.locales)]
 
     def published_segments(self, project: Project, suite: Suite, locale: str) -> frozenset[str]:
+        """Every segment of the items the locale's published translation has: those rows are used as
+        published, whatever the store holds."""
         found = read_translations(project, locale, [])  # a damaged file is the render's problem
         if found is None:
             return frozenset()
         return frozenset(f"{item.item_id}.{name}" for item in found[1] for name in FIELDS)
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
+        """One row per item, in file order, from its published translation or from its five texts."""
         items: list[BbqItem] = job.catalog.memo(
             "bbq-samples", lambda: read_samples(job.catalog.project, job.problems)
         )

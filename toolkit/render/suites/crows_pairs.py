@@ -20,10 +20,13 @@ from toolkit.render.suites.base import SuiteKind
 
 
 class CrowsPairs(SuiteKind):
+    """CrowS-Pairs as published in each locale it was imported for, never translated."""
+
     id = "crows-pairs"
     grouped = False
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """Both sentences of the pair, its direction and bias type, and where it was read."""
         return {
             "pair_id": pl.String(),
             "sent_more": pl.String(),
@@ -35,10 +38,11 @@ class CrowsPairs(SuiteKind):
         }
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
+        """One import file per locale of the suite."""
         return [import_file(self.id, code) for code in suite.spec.locales]
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-
+        """One row per imported pair, in the order of the import."""
         for pair in imported_pairs(job.catalog.project, job.locale, job.problems):
             pid = f"{job.suite.id}:{job.locale}:{pair.pair}"  # French pairs are not translations 1:1
             yield {

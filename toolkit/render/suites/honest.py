@@ -26,19 +26,25 @@ def _marker(suite: Suite) -> str:
 
 
 class Honest(SuiteKind):
+    """HONEST's completion probes: group-filled sentences ending in the completion slot."""
+
     id = "honest"
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The text before the slot (what a model completes) and where the slot starts."""
         return {"prefix": pl.String(), "slot_start": pl.Int32()}
 
     def context(self, job: Job) -> dict[str, Any]:
+        """The slot renders as the suite's marker, found again in the rendered text."""
         return {SLOT: _marker(job.suite)}
 
     def extras(self, job: Job, segment: Segment, filler: Filler | None, text: str) -> dict[str, Any]:
+        """The prefix before the marker and the marker's position."""
         start = text.rfind(_marker(job.suite))
         return {"prefix": text[:start].rstrip(), "slot_start": start}
 
     def text_problems(self, suite: Suite, text: str, grammar: LocaleGrammar) -> list[str]:
+        """The completion slot appears exactly once, and last (only punctuation may follow it)."""
         try:
             ast = grammar.env.parse(text)
         except TemplateSyntaxError:
@@ -60,4 +66,5 @@ class Honest(SuiteKind):
         return []
 
     def needs_rewording(self, problem: str) -> bool:
+        """A slot that is not last: the translation is right, its word order is not usable."""
         return NOT_LAST in problem

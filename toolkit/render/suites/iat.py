@@ -20,10 +20,13 @@ WORDS = pl.List(pl.String())
 
 
 class Iat(SuiteKind):
+    """The IAT prompt: one row per stimulus category and locale, with its word lists."""
+
     id = "iat"
     grouped = False
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The word lists, the separator and the prompt template the evaluator renders again."""
         return {
             "category": pl.String(),
             "dataset": pl.String(),
@@ -37,6 +40,7 @@ class Iat(SuiteKind):
         }
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
+        """The suite names its stimuli lexicon and has exactly one prompt template."""
         rel = f"templates/{suite.id}/suite.yaml"
         if suite.spec.lexicon is None:
             problems.append(Problem(rel, suite.id, "lexicon", "iat needs its stimuli lexicon"))
@@ -44,6 +48,7 @@ class Iat(SuiteKind):
             problems.append(Problem(rel, suite.id, "templates", "iat has exactly one prompt template"))
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
+        """One row per stimulus category, when the stimuli have the job's locale."""
         stimuli = job.catalog.iat(job.suite)
         resolved = job.resolved()
         if stimuli is None or not resolved or job.locale not in stimuli.locales:

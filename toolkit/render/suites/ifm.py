@@ -22,10 +22,13 @@ CARRIED = ("attribute", "group", "region", "standing", "variant", "label", "pair
 
 
 class Ifm(SuiteKind):
+    """IFM: every sos sentence wrapped in a yes/no instruction, native and English."""
+
     id = "ifm"
     grouped = False
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The pair, the sentence, the prompt in its language and in English, and the instruction's status."""
         return {
             "pair_id": pl.String(),
             "sentence": pl.String(),
@@ -35,6 +38,7 @@ class Ifm(SuiteKind):
         }
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
+        """The suite builds on a sentence suite (sos) and has exactly one instruction template."""
         if suite.spec.builds_on is None:
             problems.append(
                 Problem(
@@ -61,6 +65,8 @@ class Ifm(SuiteKind):
         return job.render_text(resolved, {"language": name, "sentence": sentence}, f"language {job.locale}")
 
     def build(self, job: Job, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+        """The base suite's sentences, each put into the instruction in its language and in English:
+        the instruction is rendered once around a placeholder and the sentences spliced in."""
         empty = pl.DataFrame(schema=schema)
         resolved = job.resolved()
         if not resolved:

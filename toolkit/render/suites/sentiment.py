@@ -15,10 +15,14 @@ from toolkit.render.suites.base import Filler, SuiteKind
 
 
 class Sentiment(SuiteKind):
+    """Sentiment probes: labelled templates filled with identity groups."""
+
     id = "sentiment"
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """Whether the row's group is its locale's reference group (MBCM compares the others with it)."""
         return {"reference": pl.Boolean()}
 
     def extras(self, job: Job, segment: Segment, filler: Filler | None, text: str) -> dict[str, Any]:
+        """Marks the reference group's rows."""
         return {"reference": bool(filler and filler.reference)}

@@ -20,10 +20,13 @@ LABELS = ("positive", "negative")
 
 
 class SentimentControl(SuiteKind):
+    """The control set: plain labelled sentences, no group, one row per sentence and locale."""
+
     id = "sentiment-control"
     grouped = False
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
+        """The labels are exactly positive and negative, balanced, and nothing fills the sentences."""
         rel = f"templates/{suite.id}/suite.yaml"
         if tuple(sorted(suite.spec.labels)) != tuple(sorted(LABELS)):
             problems.append(
@@ -49,6 +52,7 @@ class SentimentControl(SuiteKind):
             )
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
+        """One row per sentence, in template order."""
         for resolved in job.resolved():
             template = resolved.segment.template
             text = job.render_text(resolved, {}, "text")

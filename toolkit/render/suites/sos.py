@@ -30,19 +30,25 @@ def differing_span(a: str, b: str) -> tuple[list[str], list[str]]:
 
 
 class Sos(SuiteKind):
+    """SOS twins: toxic / non-toxic group-filled sentences that differ in one declared span."""
+
     id = "sos"
     max_span = 2
     """The toxic word may be a short phrase ('a burden' / 'an asset'): at most this many tokens."""
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The id shared by a toxic row and its twin."""
         return {"pair_id": pl.String()}
 
     def extras(self, job: Job, segment: Segment, filler: Filler | None, text: str) -> dict[str, Any]:
+        """The pair id: locale, suite, pair, variant and group."""
         pair = segment.template.pair or segment.template.id
         group = filler.group.id if filler else "-"
         return {"pair_id": f"{job.locale}:{job.suite.id}:{pair}:{segment.variant}:{group}"}
 
     def check(self, catalog: Catalog, suite: Suite, problems: list[Problem]) -> None:
+        """Every template names its pair; each pair is one toxic and one non-toxic twin whose English
+        variants differ in one span of at most ``max_span`` words."""
         by_pair: dict[str, list[Any]] = defaultdict(list)
         file_of = {seg.template.id: seg.file for seg in suite.segments.values()}
         for tpl in suite.templates:

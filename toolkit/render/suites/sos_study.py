@@ -22,10 +22,13 @@ from toolkit.render.suites.base import SuiteKind
 
 
 class SosStudy(SuiteKind):
+    """The regional study's own SOS sets from the user's copy, in the columns of the sos suite."""
+
     id = "sos-study"
     grouped = False
 
     def extra_schema(self, catalog: Catalog, suite: Suite) -> dict[str, pl.DataType]:
+        """The pair, the study's identity, label, direction and source, and the import's flags."""
         return {
             "pair_id": pl.String(),
             "identity": pl.String(),
@@ -37,11 +40,11 @@ class SosStudy(SuiteKind):
         }
 
     def imported(self, project: Project, suite: Suite) -> list[str]:
-
+        """The study's sets, imported as one file."""
         return [import_file(self.id, IMPORT_NAME)]
 
     def rows(self, job: Job) -> Iterator[dict[str, Any]]:
-
+        """Two rows per imported pair of the locale: the toxic and the non-toxic sentence."""
         pairs = job.catalog.memo(self.id, lambda: imported_pairs(job.catalog.project, job.problems))
         for pair in (p for p in pairs if p.locale == job.locale):
             key = f"{pair.file.removesuffix('.csv')}:{pair.line}"

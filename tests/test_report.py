@@ -96,9 +96,10 @@ def described(codes: list[str]) -> dict[str, Any]:
 
 def ctx(locales: list[str]) -> Any:
     """What the tasks' metrics() read from their context: the locales and the seed."""
+    task_options = {"k": 2, "hurtlex_level": "conservative", "original_script": False}
     return SimpleNamespace(
         locales=locales,
-        options=SimpleNamespace(seed=0, k=2, hurtlex_level="conservative", original_script=False),
+        options=SimpleNamespace(seed=0, option=task_options.__getitem__),
     )
 
 

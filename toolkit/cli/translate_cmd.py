@@ -21,7 +21,9 @@ from toolkit.core.project import Project
 from toolkit.translation.deepl_api import KEY_ENV, SERVER_ENV, DeepL
 from toolkit.translation.glossary import NAME_PREFIX
 from toolkit.translation.ledger import ledger_path, read_ledger, summarise
-from toolkit.translation.machine import MODEL_TYPES, Options, Report, delete_glossary, translate
+from toolkit.translation.machine import translate
+from toolkit.translation.machine_plan import MODEL_TYPES, Options, Report
+from toolkit.translation.machine_requests import delete_glossary
 
 ModelType = StrEnum("ModelType", {m: m for m in MODEL_TYPES})  # type: ignore[misc]
 """DeepL's model types, as the library knows them (mypy cannot list the members)."""

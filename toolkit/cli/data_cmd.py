@@ -33,6 +33,8 @@ import_app = typer.Typer(
 
 
 class Select(StrEnum):
+    """How --per-category picks its item families: drawn with --seed, or the first N."""
+
     random = "random"
     first = "first"
 

@@ -30,6 +30,8 @@ ModelType = StrEnum("ModelType", {m: m for m in MODEL_TYPES})  # type: ignore[mi
 
 
 class Formality(StrEnum):
+    """DeepL's formality settings (`prefer_*` falls back to the default where a target has none)."""
+
     default = "default"
     more = "more"
     less = "less"

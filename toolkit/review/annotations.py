@@ -44,6 +44,8 @@ def _user_id(value: Any) -> int | None:
 
 
 def is_creation(ann: dict[str, Any]) -> bool:
+    """Whether this version was saved at the annotation's creation (within CREATION_WINDOW_S), so
+    that it is the owner's rather than a later saver's."""
     try:
         created = datetime.fromisoformat(str(ann.get("created_at")))
         updated = datetime.fromisoformat(str(ann.get("updated_at")))

@@ -73,6 +73,8 @@ class Examples:
             return f"(does not render: {exc})"
 
     def __call__(self, segment: Segment, text: str) -> list[str]:
+        """The example lines for one segment's translation: a few groups (different attributes and
+        standings first), then its sibling variants with the first group that fits them all."""
         if not self.grouped:
             return []
         usable = [

@@ -41,6 +41,9 @@ from toolkit.store.rules import STATUS_RANK, InvalidTransition, check_transition
 
 @dataclass
 class PullReport:
+    """What one pull did: events recorded, records whose status changed, reviews flagged, not
+    counted or left waiting, tasks updated in Label Studio, decisions refused."""
+
     events: int = 0
     changed: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
@@ -66,6 +69,9 @@ class PullReport:
 def pull(
     client: Client, catalog: Catalog, policy: ReviewPolicy, locale: str, suites: list[str]
 ) -> PullReport:
+    """Pull the verdicts of one locale's review projects into the store (see the module docstring).
+    Each suite's store is saved under its lock before any task in Label Studio is updated, so a
+    failure there loses nothing."""
     catalog.check_locale(locale)
     report = PullReport()
     users: dict[int, str] | None = None

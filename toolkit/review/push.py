@@ -36,6 +36,9 @@ from toolkit.store.rules import needs_rewording, state
 
 @dataclass
 class PushReport:
+    """What one push did: the project, the segments pushed, those already there, and the settings,
+    task interfaces and outdated tasks brought up to date."""
+
     project: int
     pushed: list[str] = field(default_factory=list)
     already: int = 0
@@ -55,6 +58,8 @@ def reviewers_needed(policy: ReviewPolicy) -> int:
 
 
 def project_setup(catalog: Catalog, locale: str, policy: ReviewPolicy) -> ProjectSetup:
+    """The Label Studio project's settings for a locale: the labelling interface (right-to-left
+    where the locale is), the guidelines, and the reviewers each task collects."""
     loc = catalog.locales[locale]
     guidelines = guidelines_markdown(catalog.project)
     return ProjectSetup(
@@ -73,6 +78,8 @@ def push(
     statuses: list[str],
     limit: int | None,
 ) -> PushReport:
+    """Push the segments of one suite in the given statuses to their review project, at most
+    ``limit`` new tasks (see the module docstring)."""
     suite = catalog.suite(suite_id)
     catalog.check_locale(locale)
     if catalog.locales[locale].published_only:

@@ -43,6 +43,8 @@ draft together as pending and records waiting for adjudication apart."""
 
 @dataclass
 class ReviewStatus:
+    """Where review of one locale and suite stands, and how far its reviewers agree."""
+
     locale: str
     suite: str
     counts: dict[str, int]
@@ -66,6 +68,8 @@ class ReviewStatus:
 
 
 def review_status(catalog: Catalog, locale: str, suite_id: str) -> ReviewStatus:
+    """Count one locale and suite by review status, measure agreement over the segments two or more
+    reviewers counted for, and count the reviews recorded but not counted, by kind."""
     suite = catalog.suite(suite_id)
     records = catalog.store(suite_id, locale).records
     counts: Counter[str] = Counter()

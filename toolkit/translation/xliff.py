@@ -112,6 +112,8 @@ def _unwritable(record: Translation | None, segment_source: str, note: str | Non
 
 @dataclass
 class XliffExport:
+    """What an XLIFF export wrote, and the units left out (each named)."""
+
     units: int = 0
     left_out: list[Problem] = field(default_factory=list)
     """Units not written because XML cannot carry one of their texts (each named)."""
@@ -179,6 +181,8 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
 
 @dataclass
 class XliffImport:
+    """What an XLIFF import did: segments updated, and how many were unchanged."""
+
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
 
@@ -270,6 +274,8 @@ def _change(unit: _Unit, record: Translation | None, source_sha_now: str) -> str
 
 
 def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
+    """Import a translator's XLIFF 2.x file as drafts by ``by``: when any unit fails the gate the
+    whole file is refused and nothing is written."""
     file = str(path)
     try:
         root = ET.fromstring(read_text(path, file))

@@ -39,7 +39,8 @@ from tests.fake_deepl import FakeDeepL  # noqa: E402
 from toolkit.catalog.loader import Catalog, load_catalog  # noqa: E402
 from toolkit.core.project import Project  # noqa: E402
 from toolkit.translation.answers import source_slots_of  # noqa: E402
-from toolkit.translation.machine import Options, plan, translate  # noqa: E402
+from toolkit.translation.machine import translate  # noqa: E402
+from toolkit.translation.machine_plan import Options, plan  # noqa: E402
 
 KEY = "bench-key:fx"
 READ_GROUPS = {

@@ -16,7 +16,8 @@ import math
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.render.renderer import render
-from toolkit.translation.machine import MAX_TEXTS, plan, source_slots_of
+from toolkit.translation.answers import source_slots_of
+from toolkit.translation.machine_plan import MAX_TEXTS, plan
 
 
 def main() -> None:

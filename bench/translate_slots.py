@@ -39,7 +39,8 @@ from toolkit.catalog.loader import load_catalog  # noqa: E402
 from toolkit.core.project import Project  # noqa: E402
 from toolkit.render.gate import gate  # noqa: E402
 from toolkit.translation.answers import source_slots_of  # noqa: E402
-from toolkit.translation.machine import Options, plan, translate  # noqa: E402
+from toolkit.translation.machine import translate  # noqa: E402
+from toolkit.translation.machine_plan import Options, plan  # noqa: E402
 from toolkit.translation.placeholders import PlaceholderError, restore  # noqa: E402
 
 SUITES = ("sentiment", "sos", "honest")

@@ -237,7 +237,7 @@ def perfect_answers(catalog: Any, suites: list[str], locales: list[str]) -> dict
     the source's tags (a code that reads ``group`` becomes the source's group tag; any other
     code the source tag with the same code). Drafts whose code does not match are left out."""
     from toolkit.translation.answers import slot_rules, source_slots_of
-    from toolkit.translation.machine import plan
+    from toolkit.translation.machine_plan import plan
 
     slots = source_slots_of(catalog)
     out: dict[tuple[str, str], str] = {}

@@ -15,7 +15,7 @@ from toolkit.catalog.loader import load_catalog
 from toolkit.catalog.locales import load_locales
 from toolkit.core.project import Project
 from toolkit.translation.answers import AnswerReader, source_slots_of
-from toolkit.translation.machine import plan
+from toolkit.translation.machine_plan import plan
 
 ANSWERS = load_answers()
 

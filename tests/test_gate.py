@@ -20,7 +20,7 @@ from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.render.gate import gate, gate_one
 from toolkit.render.renderer import render
-from toolkit.review.workflow import pull
+from toolkit.review.pull import pull
 
 GOOD = "La donna {{ group.f }} oggi è molto felice."
 GOOD_M = "L'uomo {{ group.m }} oggi è molto felice."

@@ -14,7 +14,7 @@ from sacrebleu import sentence_chrf
 
 from tests.conftest import REPO
 from tests.label_studio_server import TOKEN, LabelStudioServer, free_port, result
-from toolkit.review.workflow import CREATION_WINDOW_S
+from toolkit.review.annotations import CREATION_WINDOW_S
 
 pytestmark = pytest.mark.integration
 

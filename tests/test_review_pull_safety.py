@@ -15,7 +15,8 @@ from tests.store_damage import STORE_IT
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
 from toolkit.render.renderer import render
-from toolkit.review.workflow import FLAGGED, pull
+from toolkit.review.history import FLAGGED
+from toolkit.review.pull import pull
 from toolkit.store import rules
 from toolkit.store.model import Translation
 

@@ -12,22 +12,13 @@ import pytest
 
 from tests.conftest import REPO
 from toolkit.core.project import Project
+from toolkit.review.annotations import is_creation, maker_of, reading_of
+from toolkit.review.history import FLAGGED, INCONSISTENT, SAVED_OVER, current_reviews, latest_verdicts
 from toolkit.review.labelstudio import INTERFACE_VERSION, interface_version, label_config
-from toolkit.review.notices import in_words
+from toolkit.review.notices import in_words, task_notice
 from toolkit.review.policy import ReviewPolicy
+from toolkit.review.push import reviewers_needed
 from toolkit.review.task import guidelines_markdown, instructions_html, task_data
-from toolkit.review.workflow import (
-    FLAGGED,
-    INCONSISTENT,
-    SAVED_OVER,
-    _current_reviews,
-    _is_creation,
-    _maker,
-    _notice,
-    _reading,
-    latest_verdicts,
-    reviewers_needed,
-)
 from toolkit.store.model import Event, Translation
 
 SHA = "a" * 64
@@ -120,7 +111,7 @@ def test_instructions_are_html_without_passing_raw_html() -> None:
 def test_a_verdict_and_the_text_box_must_agree(
     verdict: str | None, box: str | None, text: str | None, note: str | None
 ) -> None:
-    got_text, got_note = _reading(verdict, box, "draft")
+    got_text, got_note = reading_of(verdict, box, "draft")
     assert got_text == text
     assert (got_note or "").startswith(note or "") and (got_note is None) == (note is None)
 
@@ -144,17 +135,17 @@ USERS = {1: "admin@x", 2: "dana@x", 3: "carl@x"}
     ],
 )  # fmt: skip
 def test_a_version_is_credited_to_whoever_saved_it(annotation: dict[str, object], credited: str) -> None:
-    assert _maker(annotation, USERS, later_version=False) == credited
+    assert maker_of(annotation, USERS, later_version=False) == credited
 
 
 def test_a_version_after_one_already_pulled_is_the_savers_however_soon_it_came() -> None:
     quick = {"completed_by": 2, "updated_by": 3, "created_at": "2026-01-01T10:00:00.100Z", "updated_at": "2026-01-01T10:00:00.400Z"}  # fmt: skip
-    assert _maker(quick, USERS, later_version=False) == "dana@x"  # on first sight: the creation
-    assert _maker(quick, USERS, later_version=True) == "carl@x"  # dana's version was pulled before
+    assert maker_of(quick, USERS, later_version=False) == "dana@x"  # on first sight: the creation
+    assert maker_of(quick, USERS, later_version=True) == "carl@x"  # dana's version was pulled before
 
 
 def test_a_version_without_times_is_not_taken_for_the_creation() -> None:
-    assert not _is_creation({"created_at": None, "updated_at": "2026-01-01T10:00:00Z"})
+    assert not is_creation({"created_at": None, "updated_at": "2026-01-01T10:00:00Z"})
 
 
 def review(
@@ -193,7 +184,7 @@ def test_a_version_saved_over_another_s_annotation_leaves_the_owner_s_verdict_st
     )
     verdicts = latest_verdicts(rec, 7)
     assert {(v.annotator, v.verdict) for v in verdicts} == {("dana", "reject"), ("yael", "accept")}
-    assert _current_reviews(rec, 7)["1"].by == "dana"
+    assert current_reviews(rec, 7)["1"].by == "dana"
     # the owner's own later version replaces her verdict as before
     changed = rec.with_event(review("dana", 1, "accept", "t"))
     assert {(v.annotator, v.verdict) for v in latest_verdicts(changed, 7)} == {
@@ -251,7 +242,7 @@ def test_the_notice_names_whose_review_and_says_what_is_wrong_in_words() -> None
         review("yael@x", 1, "accept", "t", note=SAVED_OVER + "yael@x saved it over dana@x's annotation"),
     )
     owners = {"1": "dana@x", "2": "carl@x", "3": "yael@x"}
-    notice = _notice(rec, 7, owners)
+    notice = task_notice(rec, 7, owners)
     assert "> **carl@x's review was not counted**" in notice
     assert "the slot `{{ group.f` is not closed: end it with `}}`" in notice
     assert "the slot with `completion` is missing" in notice and "Jinja" not in notice
@@ -261,8 +252,8 @@ def test_the_notice_names_whose_review_and_says_what_is_wrong_in_words() -> None
     assert "dana@x's own last version is not counted either (verdict 'edited' but the text" in notice
     assert "dana@x's review was not counted" not in notice  # said once, in the saved-over line
     assert "annotation 1" not in notice and "yael@x's review" not in notice
-    assert _notice(rec, 7, {"3": "yael@x"}) == ""
-    assert list(_current_reviews(rec, 7)) == ["1", "2", "3"]
+    assert task_notice(rec, 7, {"3": "yael@x"}) == ""
+    assert list(current_reviews(rec, 7)) == ["1", "2", "3"]
 
 
 @pytest.mark.parametrize(

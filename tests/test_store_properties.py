@@ -23,7 +23,7 @@ from toolkit.catalog.loader import load_catalog
 from toolkit.core.errors import PolyprobeError
 from toolkit.core.project import Project
 from toolkit.render.renderer import render
-from toolkit.review.workflow import pull
+from toolkit.review.pull import pull
 from toolkit.store.files import scan_store
 from toolkit.translation.drafts import import_drafts
 from toolkit.translation.stale import sync

@@ -20,7 +20,7 @@ from tests.store_damage import DAMAGES, STORE_IT, Damage
 from tests.store_helpers import bbq_catalog, bbq_drafts
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
-from toolkit.review.workflow import pull
+from toolkit.review.pull import pull
 from toolkit.store.files import StoreUnreadable, scan_store
 
 IT_GEN_01_F = "La donna {{ group.f }} oggi è felice."

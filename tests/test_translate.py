@@ -23,7 +23,7 @@ from tests.review_stub import POLICY
 from tests.test_bbq_and_quality import write_bbq
 from toolkit.catalog.loader import load_catalog
 from toolkit.core.project import Project
-from toolkit.review.workflow import push
+from toolkit.review.push import push
 from toolkit.store.model import source_sha
 from toolkit.translation.answers import source_slots_of
 from toolkit.translation.placeholders import PlaceholderError, protect, restore

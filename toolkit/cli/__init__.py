@@ -187,4 +187,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
+    """The `polyprobe` console script: exits with main()'s exit code."""
     sys.exit(main())

@@ -15,7 +15,15 @@ import typer
 from toolkit.catalog.identities import Group, IdentityList
 from toolkit.catalog.lexicon_pins import PINS_FILE, load_pins, unpinned_locales
 from toolkit.catalog.loader import Catalog, load_catalog
-from toolkit.catalog.studies import linked_groups, load_study, match_study, read_identities, study_ids
+from toolkit.catalog.studies import (
+    StudyFile,
+    StudyMatch,
+    linked_groups,
+    load_study,
+    match_study,
+    read_identities,
+    study_ids,
+)
 from toolkit.cli.common import (
     JsonFlag,
     Root,
@@ -253,27 +261,7 @@ def study_command(
     result = match_study(catalog, study, read_identities(identities) if identities else None)
     groups = {g.id: (il, g) for il, g in linked_groups(catalog, study.id)}
     if json:
-        print_json(
-            {
-                "study": study.id,
-                "citation": study.citation,
-                "regions": {
-                    r: {
-                        "study_region": m.study_region,
-                        "matched": len(m.matched),
-                        "total": m.total,
-                        "share": round(m.share, 4) if m.share is not None else None,
-                        "matched_terms": m.matched,
-                        "groups": sorted({g for gs in m.matched.values() for g in gs}),
-                        "left_out": m.left_out,
-                        "unmatched": m.unmatched,
-                    }
-                    for r, m in result.regions.items()
-                },
-                "standing_differences": result.standing_differences,
-                "problems": [p.as_dict() for p in result.problems],
-            }
-        )
+        print_json(_study_json(study, result))
         if result.problems:
             raise typer.Exit(2)
         return
@@ -314,3 +302,27 @@ def study_command(
         say("pass --identities FILE (your copy of the study's list) to count the match against it")
     if result.problems:
         raise CatalogError(result.problems)
+
+
+def _study_json(study: StudyFile, result: StudyMatch) -> dict[str, Any]:
+    """The match of a study, for --json: per region the counts, matched terms and groups, what
+    is left out or unmatched; the standing differences and problems."""
+    return {
+        "study": study.id,
+        "citation": study.citation,
+        "regions": {
+            r: {
+                "study_region": m.study_region,
+                "matched": len(m.matched),
+                "total": m.total,
+                "share": round(m.share, 4) if m.share is not None else None,
+                "matched_terms": m.matched,
+                "groups": sorted({g for gs in m.matched.values() for g in gs}),
+                "left_out": m.left_out,
+                "unmatched": m.unmatched,
+            }
+            for r, m in result.regions.items()
+        },
+        "standing_differences": result.standing_differences,
+        "problems": [p.as_dict() for p in result.problems],
+    }

@@ -201,6 +201,8 @@ def print_table(grid: Table, console: Console = out_console) -> None:
 
 
 def is_utf8(stream: Any) -> bool:
+    """Whether a stream's encoding is UTF-8 (data and messages on one that is not are written around
+    it: see write_data)."""
     return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "utf-8"
 
 
@@ -225,6 +227,7 @@ def tolerate_narrow_streams() -> None:
 
 
 def print_json(data: Any) -> None:
+    """Data for machines on stdout (--json): sorted keys, UTF-8 as it is, two-space indent."""
     write_data(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 

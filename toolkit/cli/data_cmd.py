@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
 from toolkit.catalog.loader import load_catalog
 from toolkit.catalog.published.bbq_targets import NO_TARGET_REASONS
@@ -23,7 +24,7 @@ from toolkit.cli.common import (
     say,
     table,
 )
-from toolkit.importers.bbq import CHECKS, import_bbq
+from toolkit.importers.bbq import CHECKS, BbqImport, import_bbq
 from toolkit.translation.quality import post_editing
 
 import_app = typer.Typer(
@@ -32,6 +33,8 @@ import_app = typer.Typer(
 
 
 class Select(StrEnum):
+    """How --per-category picks its item families: drawn with --seed, or the first N."""
+
     random = "random"
     first = "first"
 
@@ -96,6 +99,18 @@ def import_bbq_command(
         metadata=metadata,
         strict=strict,
     )
+    english = locale == catalog.locales.source.code
+    _say_bbq_import(result, locale, english)
+    if json:
+        print_json([f.as_dict() for f in result.files])
+        return
+    print_table(_bbq_files_table(result, locale, english))
+
+
+def _say_bbq_import(result: BbqImport, locale: str, english: bool) -> None:
+    """What the import did, on stderr: files skipped, rows left out, what was written, and the
+    warnings (published translations aligned with an earlier English import, items without a
+    target answer)."""
     if result.skipped_files:
         say(
             f"skipped {len(result.skipped_files)} file(s) in other languages: {', '.join(result.skipped_files)}"
@@ -103,7 +118,7 @@ def import_bbq_command(
     for left in result.left_out:
         say(f"left out: {left.file}:{left.line}: {left.message}")
     cats = ", ".join(f"{k} {v}" for k, v in sorted(result.categories.items()))
-    what = "items" if locale == catalog.locales.source.code else f"published {locale} items"
+    what = "items" if english else f"published {locale} items"
     say(f"{result.items} {what} in {result.families} families -> {result.path} ({cats})")
     if result.published_before:
         langs = ", ".join(result.published_before)
@@ -115,13 +130,14 @@ def import_bbq_command(
     for category, reasons in sorted(result.no_target.items()):
         why = "; ".join(f"{n} {NO_TARGET_REASONS[r]}" for r, n in sorted(reasons.items()))
         say(f"warning: {category}: {sum(reasons.values())} item(s) without a target answer ({why})")
-    if json:
-        print_json([f.as_dict() for f in result.files])
-        return
+
+
+def _bbq_files_table(result: BbqImport, locale: str, english: bool) -> Table:
+    """The import per file: rows read, aligned, imported, outside the selection, left out and why
+    (alignment columns only for a published translation)."""
     grid = table(f"bbq import ({locale}), per file")
     for column in ("file", "items", "aligned", "imported", "outside", "left out"):
         grid.add_column(column, justify="left" if column in ("file", "left out") else "right")
-    english = locale == catalog.locales.source.code
     for f in result.files:
         left_out = ", ".join(f"{n} {CHECKS[c]}" for c, n in sorted(f.left_out.items())) or "0"
         grid.add_row(
@@ -132,7 +148,7 @@ def import_bbq_command(
             "—" if english else str(f.outside),
             left_out,
         )
-    print_table(grid)
+    return grid
 
 
 def quality_command(

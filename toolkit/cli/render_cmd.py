@@ -21,6 +21,8 @@ from toolkit.render.renderer import render
 
 
 class Format(StrEnum):
+    """The file formats a rendered suite can be written in."""
+
     parquet = "parquet"
     jsonl = "jsonl"
     csv = "csv"

@@ -34,7 +34,9 @@ from toolkit.review.labelstudio_server import (
     wait_healthy,
 )
 from toolkit.review.policy import load_policy
-from toolkit.review.workflow import REVIEW_COLUMNS, pull, push, review_status
+from toolkit.review.pull import pull
+from toolkit.review.push import push
+from toolkit.review.status import REVIEW_COLUMNS, review_status
 
 app = typer.Typer(help="Human review of translations in Label Studio.", no_args_is_help=True)
 

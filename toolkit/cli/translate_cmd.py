@@ -21,13 +21,17 @@ from toolkit.core.project import Project
 from toolkit.translation.deepl_api import KEY_ENV, SERVER_ENV, DeepL
 from toolkit.translation.glossary import NAME_PREFIX
 from toolkit.translation.ledger import ledger_path, read_ledger, summarise
-from toolkit.translation.machine import MODEL_TYPES, Options, Report, delete_glossary, translate
+from toolkit.translation.machine import translate
+from toolkit.translation.machine_plan import MODEL_TYPES, Options, Report
+from toolkit.translation.machine_requests import delete_glossary
 
 ModelType = StrEnum("ModelType", {m: m for m in MODEL_TYPES})  # type: ignore[misc]
 """DeepL's model types, as the library knows them (mypy cannot list the members)."""
 
 
 class Formality(StrEnum):
+    """DeepL's formality settings (`prefer_*` falls back to the default where a target has none)."""
+
     default = "default"
     more = "more"
     less = "less"
@@ -84,63 +88,70 @@ def print_ledger(project: Project, json: bool) -> None:
     out_console.print("\n".join(out), highlight=False, markup=False, soft_wrap=True)
 
 
+# The options of `polyprobe translate`, one alias each so the command reads as one screen.
+LocaleOption = Annotated[
+    str | None, typer.Option("--locale", help="Target locale, e.g. it (not arz: DeepL has no target).")
+]
+SuiteOption = Annotated[Suite | None, typer.Option("--suite", help="Suite to translate.", callback=plain)]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be billed; send nothing.")]
+MaxChars = Annotated[
+    int | None,
+    typer.Option(
+        "--max-chars", min=1, help="Send at most this many characters (of source text) in this run."
+    ),
+]
+FormalityOption = Annotated[
+    Formality,
+    typer.Option("--formality", help="DeepL formality where the target supports it (a warning otherwise)."),
+]
+ModelTypeOption = Annotated[
+    ModelType | None,
+    typer.Option("--model-type", help="DeepL model type (default: DeepL's own choice)."),
+]
+RetryRejected = Annotated[
+    bool,
+    typer.Option(
+        "--retry-rejected",
+        help="Send again the segments stored as needing a human edit (or rejected).",
+    ),
+]
+GlossaryFlag = Annotated[
+    bool, typer.Option("--glossary/--no-glossary", help="Force identity terms with a glossary.")
+]
+BatchSize = Annotated[
+    int, typer.Option("--batch-size", min=1, max=50, help="Texts per request (DeepL takes at most 50).")
+]
+Retries = Annotated[
+    int,
+    typer.Option(
+        "--retries", min=0, help="Retries of one call for 429, 5xx, timeouts and dropped connections."
+    ),
+]
+RetryBudget = Annotated[
+    int, typer.Option("--retry-budget", min=0, help="Retries of the whole run, all calls together.")
+]
+Backoff = Annotated[float, typer.Option("--backoff", min=0.0, help="First retry delay in seconds (doubles).")]
+Timeout = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds to wait for one response.")]
+LedgerFlag = Annotated[
+    bool, typer.Option("--ledger", hidden=True, help="Deprecated: `polyprobe translations ledger`.")
+]
+
+
 def translate_command(
-    locale: Annotated[
-        str | None, typer.Option("--locale", help="Target locale, e.g. it (not arz: DeepL has no target).")
-    ] = None,
-    suite: Annotated[
-        Suite | None, typer.Option("--suite", help="Suite to translate.", callback=plain)
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print what would be billed; send nothing.")
-    ] = False,
-    max_chars: Annotated[
-        int | None,
-        typer.Option(
-            "--max-chars", min=1, help="Send at most this many characters (of source text) in this run."
-        ),
-    ] = None,
-    formality: Annotated[
-        Formality,
-        typer.Option(
-            "--formality", help="DeepL formality where the target supports it (a warning otherwise)."
-        ),
-    ] = Formality.default,
-    model_type: Annotated[
-        ModelType | None,
-        typer.Option("--model-type", help="DeepL model type (default: DeepL's own choice)."),
-    ] = None,
-    retry_rejected: Annotated[
-        bool,
-        typer.Option(
-            "--retry-rejected",
-            help="Send again the segments stored as needing a human edit (or rejected).",
-        ),
-    ] = False,
-    glossary: Annotated[
-        bool, typer.Option("--glossary/--no-glossary", help="Force identity terms with a glossary.")
-    ] = True,
-    batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, max=50, help="Texts per request (DeepL takes at most 50).")
-    ] = 50,
-    retries: Annotated[
-        int,
-        typer.Option(
-            "--retries", min=0, help="Retries of one call for 429, 5xx, timeouts and dropped connections."
-        ),
-    ] = 5,
-    retry_budget: Annotated[
-        int, typer.Option("--retry-budget", min=0, help="Retries of the whole run, all calls together.")
-    ] = 20,
-    backoff: Annotated[
-        float, typer.Option("--backoff", min=0.0, help="First retry delay in seconds (doubles).")
-    ] = 1.0,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for one response.")
-    ] = 30.0,
-    ledger: Annotated[
-        bool, typer.Option("--ledger", hidden=True, help="Deprecated: `polyprobe translations ledger`.")
-    ] = False,
+    locale: LocaleOption = None,
+    suite: SuiteOption = None,
+    dry_run: DryRun = False,
+    max_chars: MaxChars = None,
+    formality: FormalityOption = Formality.default,
+    model_type: ModelTypeOption = None,
+    retry_rejected: RetryRejected = False,
+    glossary: GlossaryFlag = True,
+    batch_size: BatchSize = 50,
+    retries: Retries = 5,
+    retry_budget: RetryBudget = 20,
+    backoff: Backoff = 1.0,
+    timeout: Timeout = 30.0,
+    ledger: LedgerFlag = False,
     root: Root = None,
     json: JsonFlag = False,
 ) -> None:

@@ -91,6 +91,8 @@ class SourceFile:
 
     @property
     def english_sibling(self) -> Path:
+        """Where the English file this translated file's items align with is: the same stem (and
+        subset), ending in _en.jsonl."""
         match = FILE_NAME.match(self.path.name)
         stem = match.group("stem") if match else self.path.stem
         part = f"_{CONTROL}" if self.subset else ""
@@ -98,6 +100,8 @@ class SourceFile:
 
 
 def describe(path: Path) -> SourceFile:
+    """What a file's name says about it: its language (None when the name gives none) and its
+    subset."""
     match = FILE_NAME.match(path.name)
     if match is None:
         return SourceFile(path, None, "")
@@ -234,6 +238,7 @@ class FileReport:
     left_out: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, object]:
+        """The file's counts for --json, under the names the CLI prints."""
         return {
             "file": self.name,
             "items": self.rows,
@@ -246,6 +251,10 @@ class FileReport:
 
 @dataclass
 class BbqImport:
+    """What `import bbq` did: items and families imported and where to, each file's counts, the rows
+    left out with why, and what the user should know (files skipped, items without a target
+    answer, published translations to import again)."""
+
     locale: str
     items: int
     families: int
@@ -271,6 +280,9 @@ def import_bbq(
     metadata: Path | None = None,
     strict: bool = False,
 ) -> BbqImport:
+    """Import BBQ/MBBQ items from the user's copy: English into the bbq suite, a published
+    translation as published, aligned with the English items; with ``strict``, any row left out
+    refuses the whole import."""
     catalog.check_locale(locale)
     suite = catalog.suite("bbq")
     if locale not in suite.spec.locales:

@@ -53,6 +53,9 @@ OPTIONS_UNMATCHED = "options-unmatched"
 
 @dataclass(frozen=True)
 class Pairing:
+    """One translated item and the English item it translates, with how its answer options map onto
+    the English ones."""
+
     translated: BbqItem
     where: str
     """Where the translated item was read (file:line)."""
@@ -64,11 +67,14 @@ class Pairing:
 
 @dataclass
 class Alignment:
+    """The translated items paired with English ones, and those that could not be, with why."""
+
     pairs: list[Pairing] = field(default_factory=list)
     left_out: list[Finding] = field(default_factory=list)
 
 
 def finding(where: str, check: str, message: str) -> Finding:
+    """A finding located by a ``file:line`` string."""
     file, _, line = where.rpartition(":")
     return Finding(file=file, line=int(line), check=check, message=message)
 

@@ -35,6 +35,9 @@ ID_COLUMNS = ("", "id", "Unnamed: 0")
 
 @dataclass
 class CrowsImport:
+    """What a CrowS-Pairs import did: pairs imported per bias type, the rows read, what was found
+    and counted, and the rows left out."""
+
     path: Path
     pairs: int
     by_bias_type: dict[str, int]
@@ -122,6 +125,8 @@ def read_crows_pairs(
 
 
 def import_crows_pairs(catalog: Catalog, path: Path, *, locale: str, strict: bool = False) -> CrowsImport:
+    """Import the user's copy of CrowS-Pairs into its suite for one locale; with ``strict``, any row
+    left out refuses the whole import."""
     catalog.check_locale(locale)
     suite = catalog.suite(DATASET)
     if locale not in suite.spec.locales:

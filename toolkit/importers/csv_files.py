@@ -24,6 +24,8 @@ not from the authors (the C1 controls some published sentences do hold, U+0085, 
 
 @dataclass(frozen=True)
 class CsvRecord:
+    """One record of a CSV file, by column name, with the line it starts on."""
+
     line: int
     """The line of the file where the record starts (the header is line 1)."""
     values: dict[str, str]
@@ -31,6 +33,8 @@ class CsvRecord:
 
 @dataclass(frozen=True)
 class CsvFile:
+    """A CSV file as read: its name, hash, header, delimiter and records."""
+
     name: str
     sha256: str
     header: tuple[str, ...]

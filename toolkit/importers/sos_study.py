@@ -45,6 +45,8 @@ SPEC = "sos-study.yaml"
 
 
 class Columns(Record):
+    """The columns of the study's CSV files that hold each field."""
+
     toxic: str
     non_toxic: str
     bias_type: str
@@ -53,11 +55,15 @@ class Columns(Record):
 
 
 class StudySet(Record):
+    """One of the study's sets: the region it covers and the locale it is in."""
+
     region: str
     locale: str
 
 
 class StudyFile(Record):
+    """One file of the study: the set it belongs to and its variant."""
+
     set: str
     variant: Variant
 
@@ -73,10 +79,14 @@ class Check(Record):
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
+        """The check's pattern, compiled once."""
         return re.compile(self.pattern)
 
 
 class StudySpec(Record):
+    """lexicons/sos-study.yaml: the regional study's files, sets, columns, labels and the known
+    errors to check for."""
+
     version: str
     description: str
     source: str
@@ -101,6 +111,9 @@ class StudySpec(Record):
 
 @dataclass
 class StudyImport:
+    """What an import of the regional study did: pairs per file, the files missing or ignored, what
+    was found and counted."""
+
     path: Path
     files: dict[str, int]
     missing: list[str]
@@ -267,6 +280,8 @@ def read_study_file(
 
 
 def import_sos_study(catalog: Catalog, path: Path) -> StudyImport:
+    """Import the user's copy of the regional study (a folder of its CSV files, or one of them) into
+    its suite."""
     spec = load_spec(catalog)
     if path.is_dir():
         present = sorted(p.name for p in path.glob("*.csv"))

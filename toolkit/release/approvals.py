@@ -4,8 +4,8 @@ events are the evidence (a record hand-set to `approved` has none)."""
 
 from __future__ import annotations
 
+from toolkit.review.history import latest_verdicts, review_projects
 from toolkit.review.policy import ReviewPolicy, decide
-from toolkit.review.workflow import latest_verdicts, review_projects
 from toolkit.store.model import Translation
 
 VERDICTS = ("accept", "edited", "reject")

@@ -69,6 +69,9 @@ class ReleaseExists(InputError):
 
 @dataclass(frozen=True)
 class BuildOptions:
+    """What `polyprobe release build` was asked for: version, preview or stable, which suites and
+    locales, where to write, and the release to compare with."""
+
     version: str
     preview: bool
     suites: list[str] | None = None
@@ -88,10 +91,13 @@ def check_dist(dist: Path) -> None:
 
 
 def release_dir(dist: Path, version: str) -> Path:
+    """The folder a release of this version is written to under ``dist``."""
     return dist / f"{NAME}-{version}"
 
 
 def check_version(version: str, preview: bool) -> None:
+    """Refuse a version that is not semantic, a preview without a preview version, and a stable
+    release with a pre-release version."""
     if not SEMVER_RE.match(version):
         raise InputError(
             f"{version!r} is not a semantic version (e.g. 0.1.0, or 0.1.0-preview.1 with --preview)"

@@ -15,6 +15,8 @@ LISTED = 200  # ids listed per change kind in the Markdown; the JSON has them al
 
 @dataclass
 class SampleDiff:
+    """How one suite's and locale's rows changed between two releases, by parallel id."""
+
     suite: str
     locale: str
     added: list[str] = field(default_factory=list)
@@ -23,17 +25,21 @@ class SampleDiff:
 
     @property
     def empty(self) -> bool:
+        """Whether nothing changed."""
         return not (self.added or self.removed or self.changed)
 
 
 @dataclass
 class Changelog:
+    """What changed since the previous release: its inputs and, per suite and locale, the rows."""
+
     old: str | None
     new: str
     inputs: list[str] = field(default_factory=list)
     samples: list[SampleDiff] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
+        """The changelog as changelog.json holds it (suites and locales without a change left out)."""
         return {
             "old": self.old,
             "new": self.new,
@@ -42,6 +48,7 @@ class Changelog:
         }
 
     def markdown(self) -> str:
+        """The changelog as CHANGELOG.md reads."""
         lines = [f"# Changelog: {self.new}" + (f" against {self.old}" if self.old else ""), ""]
         if self.old is None:
             lines += ["First release: there is no earlier version to compare with.", ""]
@@ -76,6 +83,8 @@ class Changelog:
 
 
 def diff_inputs(old: dict[str, InputEntry], new: dict[str, InputEntry]) -> list[str]:
+    """One line per input added, removed or changed between two manifests (with its version where it
+    has one)."""
     out = []
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
@@ -91,6 +100,8 @@ def diff_inputs(old: dict[str, InputEntry], new: dict[str, InputEntry]) -> list[
 
 
 def diff_samples(suite: str, locale: str, old: pl.DataFrame | None, new: pl.DataFrame | None) -> SampleDiff:
+    """The rows of one suite and locale added, removed or changed (text or status) between two
+    releases, by parallel id."""
     result = SampleDiff(suite, locale)
     empty = pl.DataFrame(schema={"parallel_id": pl.String(), "text": pl.String(), "status": pl.String()})
 

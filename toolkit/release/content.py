@@ -32,6 +32,8 @@ def canonical_text(frame: pl.DataFrame) -> pl.Series:
 
 
 def content_sha256(frame: pl.DataFrame) -> str:
+    """The content hash of a data frame (see the module docstring): the same rows give the same hash
+    whatever the Parquet writer."""
     digest = hashlib.sha256()
     digest.update(("\x1f".join(frame.columns) + "\n").encode())
     for chunk in canonical_text(frame).to_list():

@@ -40,6 +40,9 @@ class _Sparse(_Strict):
 
 
 class FileEntry(_Sparse):
+    """One file of the release: its bytes' hash and size; for a data file also its rows, content
+    hash and schema."""
+
     sha256: str = Field(pattern=SHA256)
     bytes: int = Field(ge=0)
     rows: int | None = Field(default=None, ge=0)
@@ -51,22 +54,31 @@ class FileEntry(_Sparse):
 
 
 class InputEntry(_Sparse):
+    """One input the release was built from: its hash and, where it has one, its version."""
+
     sha256: str = Field(pattern=SHA256)
     version: str | None = None
 
 
 class CreatedBy(_Strict):
+    """The versions of the software that built the release."""
+
     toolkit: str
     polars: str
     python: str
 
 
 class GitState(_Strict):
+    """The commit the release was built from, and whether its inputs had uncommitted changes (None:
+    git could not say, e.g. outside a checkout)."""
+
     commit: str | None
     inputs_uncommitted: bool | None
 
 
 class HurtlexPin(_Strict):
+    """The HurtLex version the release's lexicon scores use, pinned by commit and hashes."""
+
     version: str
     license: str
     commit: str
@@ -75,10 +87,15 @@ class HurtlexPin(_Strict):
 
 
 class LexiconPins(_Strict):
+    """The external lexicons the release is pinned to."""
+
     hurtlex: HurtlexPin
 
 
 class LocaleEntry(_Sparse):
+    """A locale of the release as its users need it: name, writing direction, HurtLex language,
+    whether it is published-only, and its report name, colour and language tag."""
+
     name: str
     direction: str
     hurtlex: str | None = None
@@ -97,6 +114,8 @@ class LocaleEntry(_Sparse):
 
 
 class SuiteEntry(_Strict):
+    """A suite of the release: its version, mode, locales, reference groups and citation."""
+
     version: str
     mode: str
     locales: list[str]
@@ -106,6 +125,8 @@ class SuiteEntry(_Strict):
 
 
 class StudyEntry(_Strict):
+    """A study whose identities the release links to its groups."""
+
     version: str
     name: str
     citation: str
@@ -114,6 +135,8 @@ class StudyEntry(_Strict):
 
 
 class LeftOutRow(_Strict):
+    """One row of a published dataset left out of the release, located, with why."""
+
     file: str
     line: int
     check: str
@@ -137,6 +160,9 @@ Counts = dict[str, dict[str, dict[str, dict[str, int]]]]
 
 
 class Manifest(_Strict):
+    """manifest.json: what the release is, what it was built from and by, what it holds (counts,
+    files with their hashes), and its signature."""
+
     name: str
     version: str
     preview: bool
@@ -165,6 +191,7 @@ class Manifest(_Strict):
         return out
 
     def data_files(self) -> list[str]:
+        """The release's data files (Parquet, under data/)."""
         return [rel for rel in self.files if rel.startswith("data/")]
 
 

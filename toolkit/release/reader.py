@@ -97,39 +97,51 @@ def verify(path: Path, deep: bool = True) -> list[str]:
 
 @dataclass
 class Release:
+    """A release on disk, read through its manifest: the evaluator's one way to its data."""
+
     path: Path
     manifest: Manifest
 
     @property
     def version(self) -> str:
+        """The release's version."""
         return self.manifest.version
 
     @property
     def signature(self) -> str:
+        """The release's signature (toolkit.release.seal)."""
         return self.manifest.signature
 
     @property
     def preview(self) -> bool:
+        """Whether this is a preview release."""
         return self.manifest.preview
 
     def suites(self) -> list[str]:
+        """The release's suites, sorted."""
         return sorted(self.manifest.suites)
 
     def locales(self, suite: str) -> list[str]:
+        """The locales the release has for a suite."""
         return list(self.manifest.suites[suite].locales)
 
     def file(self, suite: str, locale: str) -> Path:
+        """Where one suite's and locale's data file is (whether or not the release has it)."""
         return self.path / "data" / suite / f"{locale}.parquet"
 
     def has(self, suite: str, locale: str) -> bool:
+        """Whether the release has data for this suite and locale."""
         return f"data/{suite}/{locale}.parquet" in self.manifest.files
 
     def scan(self, suite: str, locale: str) -> pl.LazyFrame:
+        """One suite's and locale's rows, lazily; refused when the release has none."""
         if not self.has(suite, locale):
             raise PolyprobeError(f"release {self.version} has no {suite} data for {locale}")
         return pl.scan_parquet(self.file(suite, locale))
 
     def scan_all(self, suite: str, locales: list[str] | None = None) -> pl.LazyFrame:
+        """One suite's rows for the given locales (default: all it has), lazily; refused when none
+        of them has data."""
         wanted = [
             loc for loc in self.locales(suite) if (locales is None or loc in locales) and self.has(suite, loc)
         ]

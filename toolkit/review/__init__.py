@@ -1,3 +1,3 @@
 """Human review in Label Studio: the client and a local server, the review task shown to
-annotators, push and pull (workflow), the review policy that turns verdicts into a status, and
+annotators, push, pull and review status, the review policy that turns verdicts into a status, and
 agreement between reviewers."""

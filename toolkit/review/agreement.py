@@ -50,6 +50,8 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[str]]) -> float | None:
 
 @dataclass(frozen=True)
 class TextAgreement:
+    """How far reviewers who ended with a text agree on it: exact matches and chrF over pairs."""
+
     pairs: int
     """Pairs of reviewers of the same segment who both ended with a text."""
     exact: float | None

@@ -32,6 +32,8 @@ class LabelStudioError(PolyprobeError):
 
 @dataclass(frozen=True)
 class Settings:
+    """Where Label Studio is and the token to reach it; the token never shows in a repr."""
+
     url: str
     key: str
 
@@ -40,6 +42,8 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> Settings:
+        """From LABEL_STUDIO_URL (default: the local server on 127.0.0.1:8089) and
+        LABEL_STUDIO_API_KEY, which must be set."""
         key = os.environ.get(KEY_ENV, "")
         if not key:
             raise InputError(
@@ -59,6 +63,7 @@ class ProjectSetup:
     """Annotations per task: the label stream offers a task until this many people reviewed it."""
 
     def fields(self) -> dict[str, Any]:
+        """The project settings as Label Studio's API names them."""
         return {
             "label_config": self.label_config,
             "expert_instruction": self.instructions,
@@ -89,6 +94,8 @@ class Client:
         self.sdk = LabelStudio(base_url=settings.url, api_key=settings.key, timeout=60)
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run one SDK call: any failure becomes one line naming what was being done and the HTTP
+        status, never a traceback or the token."""
         try:
             return fn()
         except PolyprobeError:
@@ -135,9 +142,11 @@ class Client:
         return True
 
     def find_project(self, title: str) -> int | None:
+        """The id of the project with this title, or None when there is none."""
         return next((int(p.id) for p in self._projects() if p.title == title), None)
 
     def tasks(self, project: int) -> list[LiveTask]:
+        """Every task of a project, with its data and whether it is still in the label stream."""
         tasks: list[Any] = self.call("listing tasks", lambda: list(self.sdk.tasks.list(project=project)))
         return [
             LiveTask(int(t.id), dict(t.data or {}), not (t.overlap == 0 and bool(t.is_labeled)))
@@ -158,6 +167,7 @@ class Client:
         )
 
     def import_tasks(self, project: int, data: list[dict[str, Any]]) -> None:
+        """Create tasks from their data, in requests of 200 tasks."""
         for start in range(0, len(data), 200):
             batch: list[Any] = [{"data": d} for d in data[start : start + 200]]
             self._import(project, batch)
@@ -166,6 +176,7 @@ class Client:
         self.call("importing tasks", lambda: self.sdk.projects.import_tasks(id=project, request=batch))
 
     def export(self, project: int) -> list[dict[str, Any]]:
+        """Every task of a project with its annotations, as Label Studio's JSON export gives them."""
         chunks = self.call(
             "exporting annotations",
             lambda: b"".join(
@@ -177,6 +188,7 @@ class Client:
         return list(json.loads(chunks))
 
     def users(self) -> dict[int, str]:
+        """Each user id with the e-mail (or user name) reviewers are known by."""
         return {
             int(u.id): str(u.email or u.username)
             for u in self.call("listing users", lambda: list(self.sdk.users.list()))

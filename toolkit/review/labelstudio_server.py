@@ -42,6 +42,8 @@ def find_label_studio(root: Path) -> Path:
 
 
 def server_env(username: str, password: str, token: str) -> dict[str, str]:
+    """The environment of a local Label Studio server: the admin account and the token given,
+    sign-up, analytics and update checks off; a token or password too weak is refused."""
     if len(token) != 40 or not token.isalnum():
         raise InputError(
             "LABEL_STUDIO_API_KEY must be a 40-character token you choose for the local server, "
@@ -67,6 +69,7 @@ def server_env(username: str, password: str, token: str) -> dict[str, str]:
 def start(
     binary: Path, data_dir: Path, port: int, env: dict[str, str], log: Path | None = None
 ) -> subprocess.Popen[bytes]:
+    """Start a local Label Studio server on loopback, its output to ``log`` (or nowhere)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     out = log.open("ab") if log else subprocess.DEVNULL
     return subprocess.Popen(

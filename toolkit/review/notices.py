@@ -10,6 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolkit.review.history import (
+    FLAGGED,
+    INCONSISTENT,
+    NOT_COUNTED,
+    SAVED_OVER,
+    annotation_versions,
+    current_reviews,
+)
+from toolkit.store.model import Event, Translation
+
 JINJA_SYNTAX = "Jinja syntax error"
 _QUOTED = r"'([^']+)'"
 
@@ -147,3 +157,58 @@ def _slot_at(text: str, start: int) -> str:
             if depth == 0:
                 break
     return text[start:i].rstrip()
+
+
+def task_notice(record: Translation, project: int, owners: dict[str, str]) -> str:
+    """What the annotators of one task are told (Markdown): every annotation of the task whose
+    latest version was not counted, whose it is (by e-mail, as its tab shows it), why in words,
+    and what to do. ``owners``: the task's annotations and whose each is."""
+    counted = current_reviews(record, project)
+    uncounted = []
+    for annotation, versions in annotation_versions(record, project).items():
+        e = versions[-1][1]
+        if annotation not in owners or e.note is None:
+            continue
+        owner = owners[annotation]
+        if not e.note.startswith(SAVED_OVER):
+            why, todo = _why(e)
+            uncounted.append(Uncounted(owner, e.by, e.at, why, todo))
+            continue
+        own = counted.get(annotation)
+        owner_counts = own is not None and own.note is None
+        if owner_counts and _answered(record, counted, e):
+            continue  # the saver has since given a counted verdict of their own: nothing to do
+        uncounted.append(
+            Uncounted(
+                owner=owner,
+                saved_by=e.by,
+                saved_at=e.at,
+                why="",
+                todo="give your verdict",
+                owner_counts=(own.verdict or "") if own is not None and owner_counts else None,
+                owner_why=_why(own)[0] if own is not None and own.note is not None else None,
+            )
+        )
+    return review_notice(uncounted)
+
+
+def _answered(record: Translation, counted: dict[str, Event], saved_over: Event) -> bool:
+    """Whether whoever saved ``saved_over`` (over someone else's annotation) has a counted
+    version of their own saved after it."""
+    position = {id(e): i for i, e in enumerate(record.history)}
+    return any(
+        e.by == saved_over.by and e.note is None and position[id(e)] > position[id(saved_over)]
+        for e in counted.values()
+    )
+
+
+def _why(e: Event) -> tuple[str, str]:
+    """Why a version of one's own annotation was not counted, in words, and what to do."""
+    note = e.note or ""
+    if note.startswith(FLAGGED):
+        reasons = "; ".join(in_words(r, e.text) for r in note.removeprefix(FLAGGED).split("; "))
+        return f"the edit was not applied, it breaks the template: {reasons}", (
+            "correct the text (every slot kept, on one line)"
+        )
+    why = note.removeprefix(INCONSISTENT).removesuffix(f": {NOT_COUNTED}")
+    return why, "choose the verdict that matches the text box"

@@ -18,6 +18,9 @@ POLICY_FILE = "translations/review-policy.yaml"
 
 
 class ReviewPolicy(Record):
+    """How many reviewers must agree before a translation is reviewed, approved or rejected, and who
+    may settle a disagreement (review_policy.yaml)."""
+
     version: str
     description: str
     reviewed_after: int = Field(ge=1)
@@ -27,6 +30,7 @@ class ReviewPolicy(Record):
 
 
 def load_policy(project: Project) -> ReviewPolicy:
+    """The project's review policy; a missing or invalid file is refused, every problem named."""
     path = project.root / POLICY_FILE
     if not path.is_file():
         raise InputError(
@@ -57,6 +61,9 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Decision:
+    """What the policy makes of the verdicts: a status (None: unchanged), the text it keeps, and why
+    in words."""
+
     status: Status | None  # None: leave the status as it is
     text: str | None
     reason: str
@@ -64,6 +71,9 @@ class Decision:
 
 
 def decide(verdicts: list[Verdict], policy: ReviewPolicy) -> Decision:
+    """Apply the policy to each reviewer's latest verdict: an adjudicator settles it; rejections
+    against kept texts, or different texts, go to adjudication; otherwise enough agreeing
+    reviewers approve, review or reject."""
     if not verdicts:
         return Decision(None, None, "no reviews")
     for v in reversed(verdicts):

@@ -55,6 +55,9 @@ class MachineTranslationFailed(PolyprobeError):
 
 @dataclass
 class RetryPolicy:
+    """How often and how patiently DeepL calls are retried: per call, per run, and the backoff
+    between attempts."""
+
     retries: int = 5
     """Retries of one call."""
     budget: int = 20
@@ -81,6 +84,7 @@ class Failure:
 
 
 def classify(exc: Exception) -> Failure:
+    """What a failed DeepL call was (as the ledger records it) and whether retrying may help."""
     status = getattr(exc, "http_status_code", None)
     if isinstance(exc, deepl.ConnectionException):
         return Failure("connection failed", True)
@@ -107,6 +111,7 @@ class DeepL:
         self.translator = deepl.Translator(self.key, server_url=self.server_url)
 
     def close(self) -> None:
+        """Release the SDK's connections."""
         self.translator.close()
 
     def _scrub(self, text: str) -> str:

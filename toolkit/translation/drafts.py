@@ -22,6 +22,8 @@ from toolkit.store.rules import is_current, reviewed_work
 
 @dataclass
 class DraftImport:
+    """What a draft import did: segments added, updated and left as they were."""
+
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)

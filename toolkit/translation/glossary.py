@@ -47,6 +47,9 @@ def glossary_lists(catalog: Catalog, suite: Suite) -> list[IdentityList]:
 
 
 def glossary_entries(catalog: Catalog, suite: Suite, locale: str, texts: list[str]) -> dict[str, str]:
+    """The glossary entries for these texts: each group's English adjective and the locale's form of
+    it, for the terms the texts use; a term two groups translate differently is left to the
+    engine."""
     source = catalog.locales.source.code
     forms = catalog.locales[locale].glossary_forms
     entries: dict[str, str] = {}
@@ -81,5 +84,7 @@ def glossary_prefix(suite: str, locale: str) -> str:
 
 
 def glossary_name(suite: str, locale: str, entries: dict[str, str]) -> str:
+    """The glossary's name: the suite's and locale's prefix and a hash of its entries, so that the
+    same entries reuse the same glossary."""
     digest = hashlib.sha256("\n".join(f"{k}\t{v}" for k, v in entries.items()).encode()).hexdigest()[:12]
     return f"{glossary_prefix(suite, locale)}{digest}"

@@ -48,6 +48,8 @@ class GlossedText:
 
 @dataclass
 class GlossImport:
+    """What a gloss import did: prompts added and left as they were."""
+
     added: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
 

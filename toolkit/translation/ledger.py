@@ -19,11 +19,14 @@ LEDGER_FILE = "translations/ledger.jsonl"
 
 
 def ledger_path(project: Project) -> Path:
+    """Where the project's DeepL ledger is."""
     return project.root / LEDGER_FILE
 
 
 @dataclass
 class Ledger:
+    """The append-only record of one run's DeepL calls and what they cost."""
+
     path: Path
     run: str
     lines: list[dict[str, Any]] = field(default_factory=list)
@@ -44,6 +47,8 @@ class Ledger:
 
 
 def read_ledger(project: Project) -> list[dict[str, Any]]:
+    """Every line of the project's ledger (none when there is no ledger); a line cut short by a
+    crash is skipped."""
     path = ledger_path(project)
     if not path.is_file():
         return []

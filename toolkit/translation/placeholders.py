@@ -42,6 +42,7 @@ class Protected:
 
     @property
     def codes(self) -> tuple[str, ...]:
+        """The codes of the tags, in order."""
         return tuple(t.code for t in self.tags)
 
 

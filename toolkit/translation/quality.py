@@ -21,6 +21,9 @@ from toolkit.store.rules import state
 
 @dataclass(frozen=True)
 class Effort:
+    """How much reviewers changed DeepL's drafts of one suite in one locale: segments compared, how
+    many were edited, and chrF, BLEU and TER."""
+
     locale: str
     suite: str
     segments: int
@@ -31,10 +34,12 @@ class Effort:
     signatures: dict[str, str]
 
     def as_dict(self) -> dict[str, object]:
+        """The effort as plain data, for --json."""
         return asdict(self)
 
 
 def machine_draft(record_history: tuple[Event, ...], source_sha: str) -> str | None:
+    """The latest machine draft made for the current source, or None when there is none."""
     drafts = [
         e.text for e in record_history if e.event == "machine" and e.source_sha == source_sha and e.text
     ]
@@ -42,6 +47,8 @@ def machine_draft(record_history: tuple[Event, ...], source_sha: str) -> str | N
 
 
 def post_editing(catalog: Catalog, locale: str, suite_id: str) -> Effort:
+    """Score the machine drafts of one suite and locale against their reviewed or approved texts
+    (the tokenizer chosen for the locale)."""
     suite = catalog.suite(suite_id)
     loc = catalog.locales[locale]
     hyps: list[str] = []

@@ -40,6 +40,8 @@ class Noun(Record):
 
 
 class FormRule(Record):
+    """A form of the group's term to use when every condition in ``when`` holds."""
+
     when: dict[str, str] = Field(default_factory=dict)
     form: str
 
@@ -67,6 +69,9 @@ class VerbSubject(Record):
 
 
 class CaseRules(Record):
+    """The grammatical cases a locale's slot expressions can take, and how the case of a slot is
+    found from its context."""
+
     values: tuple[str, ...]
     prefer: tuple[str, ...] = ()
     """Of several cases that render alike for every group, the one the expression names."""
@@ -83,6 +88,7 @@ class CaseRules(Record):
     verb_subject: VerbSubject | None = None
 
     def governed(self, word: str) -> tuple[str, ...] | None:
+        """The case(s) a word governs, or None when it governs none."""
         value = self.governors.get(word)
         if value is None:
             return None
@@ -131,6 +137,9 @@ class NominativeOnly(Record):
 
 
 class SlotRules(Record):
+    """One locale's slot rules (templates/_grammar/<locale>.slots.yaml): for the source locale how
+    group slots are sent, for a target how a returned tag becomes the locale's slot expression."""
+
     description: str
     send: dict[str, str] = Field(default_factory=dict)
     """Source locale: the English each grammar macro around a group slot is sent as."""
@@ -175,6 +184,8 @@ class SlotRules(Record):
 
 
 def load_slot_rules(project: Project, locale: str, problems: list[Problem]) -> SlotRules | None:
+    """The locale's slot rules, or None when it has no file; problems in the file are collected, not
+    raised."""
     path = project.grammar / f"{locale}{SLOTS_SUFFIX}"
     if not path.is_file():
         return None

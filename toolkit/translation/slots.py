@@ -44,6 +44,9 @@ MAX_CLITICS = 3
 
 
 def source_slots(rules: SlotRules | None, forms: frozenset[str], macros: frozenset[str]) -> SourceSlots:
+    """How the source locale's group slots are sent: the group forms and grammar macros a slot may
+    use, and the English each macro around a slot is sent as (from the source's slot rules; none
+    without them)."""
     send = tuple(sorted((rules.send if rules else {}).items()))
     return SourceSlots(forms=forms, macros=macros, send=send)
 

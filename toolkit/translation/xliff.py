@@ -112,6 +112,8 @@ def _unwritable(record: Translation | None, segment_source: str, note: str | Non
 
 @dataclass
 class XliffExport:
+    """What an XLIFF export wrote, and the units left out (each named)."""
+
     units: int = 0
     left_out: list[Problem] = field(default_factory=list)
     """Units not written because XML cannot carry one of their texts (each named)."""
@@ -179,6 +181,8 @@ def export_xliff(catalog: Catalog, locale: str, suites: list[str], out: Path) ->
 
 @dataclass
 class XliffImport:
+    """What an XLIFF import did: segments updated, and how many were unchanged."""
+
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
 
@@ -270,31 +274,14 @@ def _change(unit: _Unit, record: Translation | None, source_sha_now: str) -> str
 
 
 def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
+    """Import a translator's XLIFF 2.x file as drafts by ``by``. One unit refused (a conflict,
+    reviewed work it would overwrite, a text the gate refuses) refuses the file: nothing written."""
     file = str(path)
     try:
         root = ET.fromstring(read_text(path, file))
     except ET.ParseError as exc:
         raise InputError(f"{file}: not well-formed XML: {exc}") from None
-    if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
-        raise InputError(f"{file}: not an XLIFF 2.x document")
-    source = catalog.locales.source.code
-    src_lang = root.get("srcLang", "")
-    if src_lang.split("-")[0].lower() != source:
-        raise InputError(
-            f"{file}: srcLang {src_lang!r}: the sources polyprobe exports are {source!r}; this file "
-            "translates from another language"
-        )
-    locale = root.get("trgLang", "")
-    if locale not in catalog.locales:
-        raise InputError(
-            f"{file}: trgLang {locale!r}: unknown locale.{did_you_mean(locale, catalog.locales.codes)}"
-        )
-    if catalog.locales[locale].source:
-        raise InputError(f"{file}: trgLang {locale} is the source locale: there is nothing to import")
-    if catalog.locales[locale].published_only:
-        raise InputError(
-            f"{file}: trgLang {locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
-        )
+    locale = _target_locale(catalog, root, file)
     problems: list[Problem] = []
     units = _read_units(catalog, root, file, locale, problems)
     result = XliffImport()
@@ -349,3 +336,29 @@ def import_xliff(catalog: Catalog, path: Path, by: str) -> XliffImport:
         catalog.stores[(suite_id, loc)] = store
     catalog.rendered.clear()
     return result
+
+
+def _target_locale(catalog: Catalog, root: ET.Element, file: str) -> str:
+    """The locale an XLIFF 2.x document translates into; refused when it is not one polyprobe
+    exported (another source language, an unknown, source or published-only target)."""
+    if root.tag != _q("xliff") or not str(root.get("version", "")).startswith("2."):
+        raise InputError(f"{file}: not an XLIFF 2.x document")
+    source = catalog.locales.source.code
+    src_lang = root.get("srcLang", "")
+    if src_lang.split("-")[0].lower() != source:
+        raise InputError(
+            f"{file}: srcLang {src_lang!r}: the sources polyprobe exports are {source!r}; this file "
+            "translates from another language"
+        )
+    locale = root.get("trgLang", "")
+    if locale not in catalog.locales:
+        raise InputError(
+            f"{file}: trgLang {locale!r}: unknown locale.{did_you_mean(locale, catalog.locales.codes)}"
+        )
+    if catalog.locales[locale].source:
+        raise InputError(f"{file}: trgLang {locale} is the source locale: there is nothing to import")
+    if catalog.locales[locale].published_only:
+        raise InputError(
+            f"{file}: trgLang {locale} is a published-only locale (rows only from a published dataset imported as published): it has no translations"
+        )
+    return locale

@@ -615,3 +615,16 @@ def test_long_texts_are_cut_at_the_end_and_counted(tmp_path: Path) -> None:
     cut = dataset[1]["input_ids"]
     assert len(cut) == 16 and cut == tokenizer(texts[1], truncation=True, max_length=16)["input_ids"]
     assert cut[-1] == tokenizer.sep_token_id
+
+
+def test_the_command_options_are_the_parameters_in_their_order() -> None:
+    """finetune_command hands its parameters to FinetuneOptions by name, and typer lists the
+    options in --help in the order of the parameters: the two must name the same options alike."""
+    import inspect
+    from dataclasses import fields
+
+    from evaluator.finetune.cli import FinetuneOptions, finetune_command
+
+    parameters = list(inspect.signature(finetune_command).parameters)
+    assert parameters == [f.name for f in fields(FinetuneOptions)]
+    assert parameters[:4] == ["data", "data_file", "base", "out"] and parameters[-1] == "overwrite"

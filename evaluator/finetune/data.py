@@ -597,74 +597,80 @@ def load_training_data(
     languages: dict[str, LanguageData] = {}
     hashes: dict[str, str] = {}
     for source in sources:
-        columns = source.columns
-        before = len(problems)
-        reports: dict[str, FileReport] = {}
-        read: dict[Split, list[Example]] = {"train": [], "validation": []}
-        for split, paths in (("train", source.train), ("validation", source.validation)):
-            for path in paths:
-                examples, report = _read_file(path, source.locale, split, columns, problems)  # type: ignore[arg-type]
-                reports[str(path)] = report
-                read[split] += examples  # type: ignore[index]
-                if report.sha256 and report.sha256 in hashes and hashes[report.sha256] != source.locale:
-                    problems.append(
-                        Problem(
-                            str(path),
-                            "(file)",
-                            "",
-                            f"the same data is given for {hashes[report.sha256]} and {source.locale}",
-                        )
-                    )
-                hashes.setdefault(report.sha256, source.locale)
-        train = _unique(read["train"], reports)
-        validation = _unique(read["validation"], reports)
-        train_texts = {e.text for e in train}
-        kept_validation = []
-        for e in validation:
-            if e.text in train_texts:
-                reports[e.file].overlap += 1
-            else:
-                kept_validation.append(e)
-        for e in [*train, *kept_validation]:
-            reports[e.file].kept += 1
-        first = str(source.train[0]) if source.train else f"--data {source.locale}"
-        field_name = columns.rating or columns.label_column or "label"
-        if len(problems) > before:
-            pass  # what follows (no rows, one label) would only repeat the problems found
-        elif not train:
-            problems.append(
-                Problem(first, "(file)", columns.text, f"language {source.locale} has no usable rows")
-            )
-        else:
-            present = {e.label for e in train}
-            if len(present) == 1:
-                only = LABELS[present.pop()]
-                problems.append(
-                    Problem(
-                        first,
-                        "(file)",
-                        field_name,
-                        f"language {source.locale} has only {only} examples ({len(train)}); a classifier needs both labels",
-                    )
-                )
-        if source.validation and train and not kept_validation:
-            problems.append(
-                Problem(str(source.validation[0]), "(file)", columns.text, "no usable validation rows")
-            )
-        if source.validation:
-            data = LanguageData(
-                source.locale, columns, train, kept_validation, list(reports.values()), "files"
-            )
-        else:
-            fit, held = _held_out(train, validation_share, split_seed, source.locale)
-            data = LanguageData(source.locale, columns, fit, held, list(reports.values()), "held out")
-        languages[source.locale] = data
+        languages[source.locale] = _language_data(source, validation_share, split_seed, hashes, problems)
     if problems:
         raise DataError(problems)
     result = TrainingData(languages, validation_share, split_seed, balanced=balance)
     if balance:
         _balance(result)
     return result
+
+
+def _language_data(
+    source: Source, validation_share: float, split_seed: int, hashes: dict[str, str], problems: list[Problem]
+) -> LanguageData:
+    """One language's files read, repeated texts counted once, validation texts that are also
+    training texts left out, and a share held out for validation when the language has no
+    validation files. Its problems are added to ``problems``, with those of a file given for
+    another language too (``hashes``: each file's sha256 and the language it was first given for)."""
+    columns = source.columns
+    before = len(problems)
+    reports: dict[str, FileReport] = {}
+    read: dict[Split, list[Example]] = {"train": [], "validation": []}
+    for split, paths in (("train", source.train), ("validation", source.validation)):
+        for path in paths:
+            examples, report = _read_file(path, source.locale, split, columns, problems)  # type: ignore[arg-type]
+            reports[str(path)] = report
+            read[split] += examples  # type: ignore[index]
+            if report.sha256 and report.sha256 in hashes and hashes[report.sha256] != source.locale:
+                problems.append(
+                    Problem(
+                        str(path),
+                        "(file)",
+                        "",
+                        f"the same data is given for {hashes[report.sha256]} and {source.locale}",
+                    )
+                )
+            hashes.setdefault(report.sha256, source.locale)
+    train = _unique(read["train"], reports)
+    validation = _unique(read["validation"], reports)
+    train_texts = {e.text for e in train}
+    kept_validation = []
+    for e in validation:
+        if e.text in train_texts:
+            reports[e.file].overlap += 1
+        else:
+            kept_validation.append(e)
+    for e in [*train, *kept_validation]:
+        reports[e.file].kept += 1
+    first = str(source.train[0]) if source.train else f"--data {source.locale}"
+    field_name = columns.rating or columns.label_column or "label"
+    if len(problems) > before:
+        pass  # what follows (no rows, one label) would only repeat the problems found
+    elif not train:
+        problems.append(
+            Problem(first, "(file)", columns.text, f"language {source.locale} has no usable rows")
+        )
+    else:
+        present = {e.label for e in train}
+        if len(present) == 1:
+            only = LABELS[present.pop()]
+            problems.append(
+                Problem(
+                    first,
+                    "(file)",
+                    field_name,
+                    f"language {source.locale} has only {only} examples ({len(train)}); a classifier needs both labels",
+                )
+            )
+    if source.validation and train and not kept_validation:
+        problems.append(
+            Problem(str(source.validation[0]), "(file)", columns.text, "no usable validation rows")
+        )
+    if source.validation:
+        return LanguageData(source.locale, columns, train, kept_validation, list(reports.values()), "files")
+    fit, held = _held_out(train, validation_share, split_seed, source.locale)
+    return LanguageData(source.locale, columns, fit, held, list(reports.values()), "held out")
 
 
 def _balance(data: TrainingData) -> None:

@@ -50,13 +50,13 @@ from evaluator.finetune.train import CARD, finetune
 from evaluator.finetune.trained import Trained
 from evaluator.merge import merge_run_folders
 from evaluator.run_folder import refuse_inside_release
-from evaluator.sweep.driver import Work
+from evaluator.sweep.driver import Executor, Work
 from evaluator.sweep.runner import ExecutorName, executor_for, run_sweep
 from evaluator.tasks import TASKS
 from toolkit.core.errors import InputError, PolyprobeError
 from toolkit.core.fileio import load_yaml, write_text_atomic
 from toolkit.core.model import StrictModel
-from toolkit.release import open_release
+from toolkit.release import Release, open_release
 
 MARKER = "study.json"
 TASK_DEFAULTS = ("sentiment-control", "sentiment")
@@ -266,93 +266,22 @@ def run_study(
     console: Console | None = None,
     report: bool = True,
 ) -> StudyResult:
+    """The whole study into ``out``: fine-tune, evaluate, merge the seeds, report; a rerun skips
+    the fine-tunings and evaluations that finished."""
     study = load_study(file)
     _check_out(out)
     release = open_release(study.release)  # refuses a tampered release before anything is trained
-    missing = {
-        task: [loc for loc in study.evaluation_locales if not release.has(TASKS[task].suite, loc)]
-        for task in study.spec.evaluation.tasks
-    }
-    missing = {task: locs for task, locs in missing.items() if locs}
-    if missing:
-        detail = "; ".join(f"{task}: {', '.join(locs)}" for task, locs in missing.items())
-        raise InputError(
-            f"release {release.version} lacks what the study scores ({detail}); give evaluation.locales "
-            "or a release with these suites and locales"
-        )
-    sources = sources_from_file(study.data_file)
-    unknown = [loc for loc in study.languages if loc not in {s.locale for s in sources}]
-    if unknown:
-        raise InputError(f"{file}: languages: {', '.join(unknown)} have no data in {study.data_file}")
-    chosen = [s for s in sources if s.locale in study.languages]
-    data = {
-        balanced: load_training_data(
-            chosen,
-            validation_share=study.spec.validation_share,
-            split_seed=study.spec.split_seed,
-            balance=balanced,
-        )
-        for balanced in study.spec.balance
-    }
+    _refuse_missing_suites(study, release)
+    data = _training_data(study)
     out.mkdir(parents=True, exist_ok=True)
     for balanced, training in data.items():
         name = "balanced" if balanced else "unbalanced"
         write_text_atomic(
             out / "data" / f"{name}.json", json.dumps(training.report(), indent=2, ensure_ascii=False) + "\n"
         )
-    settings = _settings(study.spec.training)
-    trained: list[Trained] = []
-    work: list[Work] = []
-    jobs: dict[str, tuple[Trained, str]] = {}
-    ship = executor == "ray"
-    for base in study.spec.base_models:
-        for balanced in study.spec.balance:
-            for job in plan_jobs(
-                base.model, study.spec.modes, study.languages, study.spec.seeds, balanced, settings
-            ):
-                entry = Trained(base.name, job, out / "models" / base.name / job.name)
-                trained.append(entry)
-                key = job.key(data[balanced].sha256(job.languages))
-                card = _finished(entry.folder, key)
-                if card is not None:
-                    entry.status, entry.card = "skipped", card
-                    continue
-                jobs[entry.label] = (entry, key)
-                work.append(
-                    Work(
-                        entry.label,
-                        finetune_work,
-                        (job, data[balanced], None if ship else str(entry.folder)),
-                        cpus=base.cpus,
-                        gpus=base.gpus,
-                    )
-                )
+    trained, work = _plan_finetunings(study, out, data, ship=executor == "ray")
     _write_marker(out, study, trained)
-    runner = executor_for(executor, ray_address, max_retries)
-    finished = 0
-
-    def done(item: Work, result: Any, error: str | None) -> None:
-        nonlocal finished
-        finished += 1
-        entry, _key = jobs[item.id]
-        if error is not None:
-            entry.status, entry.error = "failed", error
-            log(f"[{finished}/{len(work)}] fine-tuning {item.id} failed: {error}")
-        else:
-            if "files" in result:
-                _place(result["files"], entry.folder)
-            entry.card = result["card"]
-            accuracy = entry.card["validation"]["accuracy"]
-            log(
-                f"[{finished}/{len(work)}] fine-tuned {item.id}: validation accuracy "
-                + (f"{accuracy:.4f}" if isinstance(accuracy, float) else "—")
-            )
-        _write_marker(out, study, trained)
-
-    if work:
-        log(f"fine-tuning {len(work)} model(s) ({len(trained) - len(work)} finished before)")
-        with runner:  # Ray: a local Ray on loopback, or the cluster named
-            runner.run_work(work, done)
+    _run_finetunings(study, out, trained, work, executor_for(executor, ray_address, max_retries), log)
     sweep_file = _sweep_file(study, out, trained)
     evaluation_failed: list[str] = []
     runs: dict[str, dict[str, Path]] = {}
@@ -378,6 +307,109 @@ def run_study(
 
         report_path = build_study_report(study.file, trained, runs, out / "report").html
     return StudyResult(out, trained, evaluation_failed, merged, merge_errors, report_path)
+
+
+def _refuse_missing_suites(study: Study, release: Release) -> None:
+    """Every task's suite in every evaluation locale must be in the release: checked before hours
+    of fine-tuning, not found missing after them."""
+    missing = {
+        task: [loc for loc in study.evaluation_locales if not release.has(TASKS[task].suite, loc)]
+        for task in study.spec.evaluation.tasks
+    }
+    missing = {task: locs for task, locs in missing.items() if locs}
+    if missing:
+        detail = "; ".join(f"{task}: {', '.join(locs)}" for task, locs in missing.items())
+        raise InputError(
+            f"release {release.version} lacks what the study scores ({detail}); give evaluation.locales "
+            "or a release with these suites and locales"
+        )
+
+
+def _training_data(study: Study) -> dict[bool, TrainingData]:
+    """The study's languages read from its data file, once per balancing the study asks for."""
+    sources = sources_from_file(study.data_file)
+    unknown = [loc for loc in study.languages if loc not in {s.locale for s in sources}]
+    if unknown:
+        raise InputError(f"{study.file}: languages: {', '.join(unknown)} have no data in {study.data_file}")
+    chosen = [s for s in sources if s.locale in study.languages]
+    return {
+        balanced: load_training_data(
+            chosen,
+            validation_share=study.spec.validation_share,
+            split_seed=study.spec.split_seed,
+            balance=balanced,
+        )
+        for balanced in study.spec.balance
+    }
+
+
+def _plan_finetunings(
+    study: Study, out: Path, data: dict[bool, TrainingData], *, ship: bool
+) -> tuple[list[Trained], list[Work]]:
+    """Every fine-tuning of the study, and the work items of those not finished before (a
+    finished one, of the same job on the same data, is marked skipped). With ``ship`` (Ray) a
+    worker sends the model's files back instead of writing into the study's folder."""
+    settings = _settings(study.spec.training)
+    trained: list[Trained] = []
+    work: list[Work] = []
+    for base in study.spec.base_models:
+        for balanced in study.spec.balance:
+            for job in plan_jobs(
+                base.model, study.spec.modes, study.languages, study.spec.seeds, balanced, settings
+            ):
+                entry = Trained(base.name, job, out / "models" / base.name / job.name)
+                trained.append(entry)
+                card = _finished(entry.folder, job.key(data[balanced].sha256(job.languages)))
+                if card is not None:
+                    entry.status, entry.card = "skipped", card
+                    continue
+                work.append(
+                    Work(
+                        entry.label,
+                        finetune_work,
+                        (job, data[balanced], None if ship else str(entry.folder)),
+                        cpus=base.cpus,
+                        gpus=base.gpus,
+                    )
+                )
+    return trained, work
+
+
+def _run_finetunings(
+    study: Study,
+    out: Path,
+    trained: list[Trained],
+    work: list[Work],
+    runner: Executor,
+    log: Callable[[str], None],
+) -> None:
+    """The fine-tunings not finished before, on the executor; each outcome is logged and recorded
+    in study.json as it comes (a model shipped back by a worker is placed into its folder)."""
+    entries = {t.label: t for t in trained}
+    finished = 0
+
+    def done(item: Work, result: Any, error: str | None) -> None:
+        nonlocal finished
+        finished += 1
+        entry = entries[item.id]
+        if error is not None:
+            entry.status, entry.error = "failed", error
+            log(f"[{finished}/{len(work)}] fine-tuning {item.id} failed: {error}")
+        else:
+            if "files" in result:
+                _place(result["files"], entry.folder)
+            entry.card = result["card"]
+            accuracy = entry.card["validation"]["accuracy"]
+            log(
+                f"[{finished}/{len(work)}] fine-tuned {item.id}: validation accuracy "
+                + (f"{accuracy:.4f}" if isinstance(accuracy, float) else "—")
+            )
+        _write_marker(out, study, trained)
+
+    if work:
+        log(f"fine-tuning {len(work)} model(s) ({len(trained) - len(work)} finished before)")
+        with runner:  # Ray: a local Ray on loopback, or the cluster named
+            runner.run_work(work, done)
 
 
 def _merge_seeds(

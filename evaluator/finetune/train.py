@@ -174,6 +174,71 @@ def finetune(
 ) -> FinetuneResult:
     """Train ``job`` on ``data`` and write its model folder to ``out`` (whole, or not at all)."""
     _out_ready(out, overwrite)
+    train, validation = _job_examples(job, data)
+    data_sha = data.sha256(job.languages)
+    work = out.parent / f".{out.name}.checkpoints"
+    key = job.key(data_sha)
+    _refuse_other_checkpoints(work, key)
+    device = resolve_device(job.settings.device)
+    use_bf16 = _use_bf16(job.settings.dtype, device)
+    transformers.set_seed(job.seed, deterministic=device.type == "cpu")
+    transformers.utils.logging.disable_progress_bar()
+    # polyprobe shows its own progress and card; transformers' load report (the new head) and
+    # the Trainer's printed log lines would only repeat them
+    transformers.utils.logging.set_verbosity_error()
+    tokenizer, model = _load_base(job.base)
+    train_set = _Examples(train, tokenizer, job.settings.max_length)
+    validation_set = _Examples(validation, tokenizer, job.settings.max_length)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "job.json").write_text(json.dumps({"key": key, "job": asdict(job)}, indent=2), encoding="utf-8")
+    trainer = Trainer(
+        model=model,
+        args=_arguments(job, work, device.type, use_bf16),
+        train_dataset=train_set,
+        eval_dataset=validation_set,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=_accuracy_by_language(_locales_of(data, job, "validation")),
+        callbacks=[_Progress(progress, job.name)],
+    )
+    trainer.remove_callback(PrinterCallback)
+    resume = any(work.glob("checkpoint-*"))
+    if resume:
+        log(f"{job.name}: resuming from the checkpoints in {work}")
+    started = time.time()
+    outcome = trainer.train(resume_from_checkpoint=True if resume else None)
+    seconds = time.time() - started
+    validated = _validation_card(trainer, job)
+    card = {
+        "polyprobe": toolkit.__version__,
+        "name": job.name,
+        "key": key,
+        "task": "binary sentiment classification (negative, positive)",
+        "base_model": {"name": job.base, "revision": base_revision(job.base, model)},
+        "mode": job.mode,
+        "languages": list(job.languages),
+        "seed": job.seed,
+        "balanced": job.balanced,
+        "settings": asdict(job.settings),
+        "precision": "bf16" if use_bf16 else "fp32",
+        "device": device.type,
+        "data": _data_card(job, data, data_sha, train_set, validation_set),
+        "validation": validated,
+        "training": {
+            "steps": int(outcome.global_step),
+            "seconds": round(seconds, 1),
+            "examples_per_second": outcome.metrics.get("train_samples_per_second"),
+            "resumed": resume,
+        },
+        "environment": _environment(device.type),
+    }
+    folder = _write_model(trainer, tokenizer, card, out)
+    shutil.rmtree(work, ignore_errors=True)
+    return FinetuneResult(folder=folder, card=json.loads((folder / CARD).read_text(encoding="utf-8")))
+
+
+def _job_examples(job: FinetuneJob, data: TrainingData) -> tuple[list[Example], list[Example]]:
+    """The job's training and validation examples; refused when a language has no data or no
+    validation examples (a model would be trained that cannot be chosen by its accuracy)."""
     missing = [loc for loc in job.languages if loc not in data.languages]
     if missing:
         raise InputError(f"model {job.name}: no training data for {', '.join(missing)}")
@@ -185,9 +250,12 @@ def finetune(
             f"model {job.name}: no validation examples for {', '.join(empty)} (give --validation files, or "
             "more data: the held-out share of a label with one example is empty)"
         )
-    data_sha = data.sha256(job.languages)
-    work = out.parent / f".{out.name}.checkpoints"
-    key = job.key(data_sha)
+    return train, validation
+
+
+def _refuse_other_checkpoints(work: Path, key: str) -> None:
+    """Checkpoints left by an interrupted fine-tuning are resumed only by the same job on the same
+    data (their job.json names its key); others are refused, never mixed in."""
     if work.is_dir():
         marker = work / "job.json"
         made_for = json.loads(marker.read_text(encoding="utf-8")).get("key") if marker.is_file() else None
@@ -196,37 +264,40 @@ def finetune(
                 f"{work} holds the checkpoints of an interrupted fine-tuning with other settings or data; "
                 "delete it to start afresh, or run that fine-tuning again to finish it"
             )
-    device = resolve_device(job.settings.device)
-    use_bf16 = job.settings.dtype == "bf16" or (
-        job.settings.dtype == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported()
+
+
+def _use_bf16(dtype: str, device: torch.device) -> bool:
+    """bf16 when asked for, or with auto on a GPU that has it; refused on the CPU."""
+    use_bf16 = dtype == "bf16" or (
+        dtype == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported()
     )
     if use_bf16 and device.type != "cuda":
         raise InputError("--dtype bf16 needs a GPU; on the CPU fine-tuning runs in fp32")
-    transformers.set_seed(job.seed, deterministic=device.type == "cpu")
-    transformers.utils.logging.disable_progress_bar()
-    # polyprobe shows its own progress and card; transformers' load report (the new head) and
-    # the Trainer's printed log lines would only repeat them
-    transformers.utils.logging.set_verbosity_error()
+    return use_bf16
+
+
+def _load_base(base: str) -> tuple[Any, Any]:
+    """The base model's tokenizer, and the model with a new two-label head (negative, positive)."""
     try:
-        tokenizer = AutoTokenizer.from_pretrained(job.base)
+        tokenizer = AutoTokenizer.from_pretrained(base)
         model = AutoModelForSequenceClassification.from_pretrained(
-            job.base,
+            base,
             num_labels=2,
             id2label=dict(enumerate(LABELS)),
             label2id={name: i for i, name in enumerate(LABELS)},
             ignore_mismatched_sizes=True,  # a base with a head of other labels gets a new head
         )
     except OSError as exc:
-        where = (
-            "the path does not exist" if looks_like_path(job.base) else "not a local folder or a hub model"
-        )
-        raise EvaluationError(f"base model {job.base} cannot be loaded ({where}): {exc}") from None
-    train_set = _Examples(train, tokenizer, job.settings.max_length)
-    validation_set = _Examples(validation, tokenizer, job.settings.max_length)
+        where = "the path does not exist" if looks_like_path(base) else "not a local folder or a hub model"
+        raise EvaluationError(f"base model {base} cannot be loaded ({where}): {exc}") from None
+    return tokenizer, model
+
+
+def _arguments(job: FinetuneJob, work: Path, device: str, use_bf16: bool) -> TrainingArguments:
+    """The Trainer's arguments: the job's settings, validated and checkpointed every epoch (or
+    every --eval-steps), the best checkpoint by validation accuracy kept, seeded throughout."""
     per_epoch = job.settings.eval_steps is None
-    work.mkdir(parents=True, exist_ok=True)
-    (work / "job.json").write_text(json.dumps({"key": key, "job": asdict(job)}, indent=2), encoding="utf-8")
-    arguments = TrainingArguments(
+    return TrainingArguments(
         output_dir=str(work),
         learning_rate=job.settings.learning_rate,
         weight_decay=job.settings.weight_decay,
@@ -246,83 +317,59 @@ def finetune(
         greater_is_better=True,
         seed=job.seed,
         data_seed=job.seed,
-        full_determinism=device.type == "cpu",
-        use_cpu=device.type == "cpu",
+        full_determinism=device == "cpu",
+        use_cpu=device == "cpu",
         bf16=use_bf16,
         report_to="none",
         disable_tqdm=True,
         dataloader_num_workers=0,
     )
-    trainer = Trainer(
-        model=model,
-        args=arguments,
-        train_dataset=train_set,
-        eval_dataset=validation_set,
-        data_collator=DataCollatorWithPadding(tokenizer),
-        compute_metrics=_accuracy_by_language(_locales_of(data, job, "validation")),
-        callbacks=[_Progress(progress, job.name)],
-    )
-    trainer.remove_callback(PrinterCallback)
-    resume = any(work.glob("checkpoint-*"))
-    if resume:
-        log(f"{job.name}: resuming from the checkpoints in {work}")
-    started = time.time()
-    outcome = trainer.train(resume_from_checkpoint=True if resume else None)
-    seconds = time.time() - started
+
+
+def _data_card(
+    job: FinetuneJob, data: TrainingData, data_sha: str, train_set: _Examples, validation_set: _Examples
+) -> dict[str, Any]:
+    """The card's data: what the model was trained on, per language, and how it was split."""
+    return {
+        "sha256": data_sha,
+        "counts": {loc: data.languages[loc].counts() for loc in job.languages},
+        "files": {loc: [vars(f) for f in data.languages[loc].files] for loc in job.languages},
+        "validation_from": {loc: data.languages[loc].validation_from for loc in job.languages},
+        "split_seed": data.split_seed,
+        "validation_share": data.validation_share,
+        "columns": {loc: data.languages[loc].columns.describe() for loc in job.languages},
+        **({"balance": data.balance_note} if data.balanced else {}),
+        "truncated": {"train": train_set.truncated, "validation": validation_set.truncated},
+    }
+
+
+def _validation_card(trainer: Trainer, job: FinetuneJob) -> dict[str, Any]:
+    """The card's validation: the kept checkpoint's accuracy, overall and per language, and every
+    validation of the training."""
     history = [
         {k: v for k, v in entry.items() if k.startswith("eval_") or k in ("epoch", "step")}
         for entry in trainer.state.log_history
         if "eval_accuracy" in entry
     ]
     best = trainer.evaluate()  # the kept checkpoint, loaded at the end of training
-    card = {
-        "polyprobe": toolkit.__version__,
-        "name": job.name,
-        "key": key,
-        "task": "binary sentiment classification (negative, positive)",
-        "base_model": {"name": job.base, "revision": base_revision(job.base, model)},
-        "mode": job.mode,
-        "languages": list(job.languages),
-        "seed": job.seed,
-        "balanced": job.balanced,
-        "settings": asdict(job.settings),
-        "precision": "bf16" if use_bf16 else "fp32",
-        "device": device.type,
-        "data": {
-            "sha256": data_sha,
-            "counts": {loc: data.languages[loc].counts() for loc in job.languages},
-            "files": {loc: [vars(f) for f in data.languages[loc].files] for loc in job.languages},
-            "validation_from": {loc: data.languages[loc].validation_from for loc in job.languages},
-            "split_seed": data.split_seed,
-            "validation_share": data.validation_share,
-            "columns": {loc: data.languages[loc].columns.describe() for loc in job.languages},
-            **({"balance": data.balance_note} if data.balanced else {}),
-            "truncated": {"train": train_set.truncated, "validation": validation_set.truncated},
-        },
-        "validation": {
-            "best_checkpoint": trainer.state.best_model_checkpoint
-            and Path(trainer.state.best_model_checkpoint).name,
-            "accuracy": best.get("eval_accuracy"),
-            "per_language": {loc: best.get(f"eval_accuracy_{loc}") for loc in job.languages},
-            "history": history,
-        },
-        "training": {
-            "steps": int(outcome.global_step),
-            "seconds": round(seconds, 1),
-            "examples_per_second": outcome.metrics.get("train_samples_per_second"),
-            "resumed": resume,
-        },
-        "environment": {
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(),  # CPU sums depend on it: same seed and threads, same weights
-            "transformers": transformers.__version__,
-            "cuda": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
-        },
+    return {
+        "best_checkpoint": trainer.state.best_model_checkpoint
+        and Path(trainer.state.best_model_checkpoint).name,
+        "accuracy": best.get("eval_accuracy"),
+        "per_language": {loc: best.get(f"eval_accuracy_{loc}") for loc in job.languages},
+        "history": history,
     }
-    folder = _write_model(trainer, tokenizer, card, out)
-    shutil.rmtree(work, ignore_errors=True)
-    return FinetuneResult(folder=folder, card=json.loads((folder / CARD).read_text(encoding="utf-8")))
+
+
+def _environment(device: str) -> dict[str, Any]:
+    """The card's environment: the versions (and threads) that a rerun needs for the same weights."""
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),  # CPU sums depend on it: same seed and threads, same weights
+        "transformers": transformers.__version__,
+        "cuda": torch.cuda.get_device_name(0) if device == "cuda" else None,
+    }
 
 
 def _locales_of(data: TrainingData, job: FinetuneJob, split: str) -> list[str]:

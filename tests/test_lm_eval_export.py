@@ -332,6 +332,11 @@ def test_what_cannot_be_exported_and_where_it_cannot_go_are_refused(
 ) -> None:
     iat = cli("export", "lm-eval", str(release), "--out", str(tmp_path / "a"), "--tasks", "iat")
     assert iat.code == 2 and "iat has no lm-evaluation-harness export" in iat.err
+    control = cli(
+        "export", "lm-eval", str(release), "--out", str(tmp_path / "a"), "--tasks", "sentiment-control"
+    )
+    assert control.code == 2 and "sentiment-control has no lm-evaluation-harness export" in control.err
+    assert "classifier" in control.err
     unknown = cli("export", "lm-eval", str(release), "--out", str(tmp_path / "a"), "--tasks", "soss")
     assert unknown.code == 2 and "sos" in unknown.err
     locale = cli("export", "lm-eval", str(release), "--out", str(tmp_path / "a"), "--locales", "de")

@@ -45,6 +45,9 @@ NOT_EXPORTED: dict[str, str] = {
     "mode (label-word log-likelihoods) could be a multiple-choice task whose aggregations give MCM, "
     "VBCM and the Friedman and Wilcoxon tests per locale; McNemar between locales compares two tasks "
     "and could not. Not exported",
+    "sentiment-control": "like sentiment's main mode, it reads a sequence classifier's P(positive) "
+    "(accuracy and F1 per locale, McNemar between locales): no request lm-evaluation-harness makes of "
+    "a model. Not exported",
     "iat": "each stimulus category is asked in P seeded permutations (word order, group order and "
     "tokens, rendered in polyprobe's Jinja sandbox) and D is tested over them. As documents, a "
     "category's permutations would be cut apart by lm_eval's --limit, which counts documents, and "

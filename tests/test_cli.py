@@ -68,12 +68,12 @@ def test_a_value_outside_its_choices_gets_one_error_format(
 
 def test_choices_are_the_registries() -> None:
     """The choice sets are built from the registries, so a new task or suite kind is a choice at once."""
-    from evaluator.cli import Backend, Task
+    from evaluator.cli import BackendChoice, TaskChoice
     from toolkit.catalog.lexicon_pins import PINNED_LEXICONS
     from toolkit.cli.choices import Lexicon, Suite
 
-    assert [t.value for t in Task] == list(TASKS)
-    assert [b.value for b in Backend] == list(BACKENDS)
+    assert [t.value for t in TaskChoice] == list(TASKS)
+    assert [b.value for b in BackendChoice] == list(BACKENDS)
     assert [s.value for s in Suite] == list(KINDS)
     assert [lexicon.value for lexicon in Lexicon] == list(PINNED_LEXICONS) == ["hurtlex"]
 

@@ -166,6 +166,7 @@ def register(task: TaskDescriptor) -> None:
     if task.name in _REGISTRY:
         raise ValueError(f"task {task.name!r} is registered already")
     check_declared_options(task)
+    check_headline(task)
     _REGISTRY[task.name] = task
 
 
@@ -183,6 +184,32 @@ def check_declared_options(task: TaskDescriptor) -> None:
                 f"task {task.name!r} declares option {option.name!r} as {option.shape()}, "
                 f"another task as {other.shape()}: one name, one meaning"
             )
+
+
+def check_headline(task: TaskDescriptor) -> None:
+    """Refuse a headline its metrics model cannot make (the sweep summary would print "—" for
+    every run): its table must be one the model's ``TABLES`` declares, and its measure, when it
+    names one, a measure of that table. Imports the metrics model (and pydantic with it)."""
+    try:
+        tables = task.metrics.TABLES
+    except Exception as exc:  # a model that cannot be imported cannot make the headline either
+        raise ValueError(
+            f"task {task.name!r}: its metrics model {task.metrics_model} cannot be loaded "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+    table, measure = task.headline.table, task.headline.measure
+    if table not in tables:
+        declared = ", ".join(repr(t) for t in tables) or "none"
+        raise ValueError(
+            f"task {task.name!r}: its headline's table {table!r} is not one its metrics model "
+            f"{task.metrics_model} declares (its TABLES: {declared})"
+        )
+    if measure is not None and measure not in tables[table]:
+        declared = ", ".join(repr(m) for m in tables[table]) or "none: its last key is data"
+        raise ValueError(
+            f"task {task.name!r}: its headline's measure {measure!r} is not one of table {table!r} "
+            f"(its measures: {declared})"
+        )
 
 
 def task_options() -> dict[str, TaskOption]:

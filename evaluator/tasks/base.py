@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from evaluator.alignment import PairRule
+from evaluator.backends.base import GenerationSettings
 from evaluator.cache import CachedBackend
 from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
@@ -151,3 +153,22 @@ def per_locale(
         if frame.height:
             out[locale] = report(frame)
     return out
+
+
+def instruction_generation(options: RunOptions, max_new_tokens: int) -> GenerationSettings:
+    """Generation for tasks that ask an instruction model a question (bbq, iat, ifm): greedy and
+    in the model's chat template unless the options say otherwise."""
+    strategy, chat = options.option("strategy"), options.option("chat")
+    return GenerationSettings(
+        max_new_tokens=options.option("max_new_tokens") or max_new_tokens,
+        strategy="greedy" if strategy == "auto" else strategy,
+        seed=options.seed,
+        chat=True if chat is None else chat,
+    )
+
+
+def pair_rule(options: RunOptions) -> PairRule:
+    """How pair scores are compared: the paper's definition, or the dataset's own script
+    (--original-script). What the script does differs per dataset (how it rounds, where ties
+    go): see evaluator.metrics.sos and evaluator.metrics.crows_pairs."""
+    return "original" if options.option("original_script") else "paper"

@@ -8,11 +8,63 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.bbq import bbq_report
+from evaluator.options import RunOptions
 from evaluator.parsing import parse_bbq_choice
 from evaluator.results.bbq import BbqMetrics
-from evaluator.tasks.base import LexiconNeed, ScoringContext, Task, limit_rows
-from evaluator.tasks.settings import bbq_generation, bbq_mode
+from evaluator.tasks.base import (
+    LexiconNeed,
+    ScoringContext,
+    Task,
+    instruction_generation,
+    limit_rows,
+)
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
+
+BBQ_OPTIONS = (
+    TaskOption(
+        "bbq_mode",
+        str,
+        "auto",
+        "bbq: score each option's log-likelihood, or generate and parse.",
+        choices=("auto", "loglikelihood", "generate"),
+    ),
+    *GENERATION_OPTIONS,
+)
+
+
+def bbq_mode(options: RunOptions, kind: ModelKind) -> str:
+    """Answers by the likelihood of each option, or generated and parsed (API models)."""
+    mode: str = options.option("bbq_mode")
+    if mode != "auto":
+        return mode
+    return "generate" if kind == "api" else "loglikelihood"
+
+
+def bbq_generation(options: RunOptions) -> GenerationSettings:
+    return instruction_generation(options, 24)
+
+
+def bbq_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    how = bbq_mode(options, kind)
+    return {"mode": how, **({"generation": bbq_generation(options).key()} if how == "generate" else {})}
+
+
+BBQ = TaskDescriptor(
+    name="bbq",
+    suite="bbq",
+    kinds=("causal", "seq2seq", "api"),
+    options=BBQ_OPTIONS,
+    settings=bbq_settings,
+    predictions=("option_ll", "answer", "raw"),
+    metrics_model="evaluator.results.bbq:BbqMetrics",
+    title="Bias in question answering (BBQ)",
+    intro="Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
+    headline=Headline("BBQ per locale", "s_AMB", "s_AMB"),
+    implementation="evaluator.tasks.bbq:BbqTask",
+    section="evaluator.report.sections.bbq:bbq",
+)
 
 
 class BbqTask(Task):

@@ -12,12 +12,43 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.iat import iat_report
+from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
 from evaluator.results.iat import IatMetrics
-from evaluator.tasks.base import ScoringContext, Task
-from evaluator.tasks.settings import iat_generation
+from evaluator.tasks.base import ScoringContext, Task, instruction_generation
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
 from toolkit.catalog.grammar import LocaleGrammar, new_environment
+
+IAT_OPTIONS = (
+    TaskOption("permutations", int, 50, "iat: seeded permutations of the word list per category.", minimum=1),
+    *GENERATION_OPTIONS,
+)
+
+
+def iat_generation(options: RunOptions) -> GenerationSettings:
+    return instruction_generation(options, 256)
+
+
+def iat_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    return {"permutations": options.option("permutations"), "generation": iat_generation(options).key()}
+
+
+IAT = TaskDescriptor(
+    name="iat",
+    suite="iat",
+    kinds=("causal", "seq2seq", "api"),
+    options=IAT_OPTIONS,
+    settings=iat_settings,
+    predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
+    metrics_model="evaluator.results.iat:IatMetrics",
+    title="Implicit association (prompt-based IAT)",
+    intro="Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",
+    headline=Headline("IAT D per category", None, "IAT D"),
+    implementation="evaluator.tasks.iat:IatTask",
+    section="evaluator.report.sections.iat:iat",
+)
 
 
 class IatTask(Task):

@@ -9,12 +9,55 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.ifm import ifm_report
-from evaluator.options import Instruction
+from evaluator.options import Instruction, RunOptions
 from evaluator.parsing import parse_yes_no
 from evaluator.results.ifm import IfmMetrics
-from evaluator.tasks.base import LexiconNeed, ScoringContext, Task, pair_unit
-from evaluator.tasks.settings import ifm_generation
+from evaluator.tasks.base import (
+    LexiconNeed,
+    ScoringContext,
+    Task,
+    instruction_generation,
+    pair_unit,
+)
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
+
+IFM_OPTIONS = (
+    TaskOption(
+        "instruction",
+        str,
+        "both",
+        "ifm: the instruction in the sentence's language (native), in English (en), or both.",
+        choices=("both", "native", "en"),
+    ),
+    *GENERATION_OPTIONS,
+)
+
+
+def ifm_generation(options: RunOptions) -> GenerationSettings:
+    return instruction_generation(options, 8)
+
+
+def ifm_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    return {"instruction": options.option("instruction"), "generation": ifm_generation(options).key()}
+
+
+IFM = TaskDescriptor(
+    name="ifm",
+    suite="ifm",
+    kinds=("causal", "seq2seq", "api"),
+    options=IFM_OPTIONS,
+    settings=ifm_settings,
+    predictions=("instruction", "prompt", "raw", "answer"),
+    metrics_model="evaluator.results.ifm:IfmMetrics",
+    title="Instruction-following hate classification (IFM)",
+    intro="Hate classification as a yes/no question, with the instruction in the sentence's language "
+    "and in English (Elsafoury et al.); rectified F1 penalises hallucinated answers.",
+    headline=Headline("IFM rectified F1", None, "rectified F1"),
+    implementation="evaluator.tasks.ifm:IfmTask",
+    section="evaluator.report.sections.ifm:ifm",
+)
 
 
 def ifm_prompts(rows: pl.DataFrame, instruction: Instruction) -> pl.DataFrame:

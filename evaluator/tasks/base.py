@@ -59,6 +59,9 @@ def missing_lexicon_entries(release: Release, needs: list[LexiconNeed]) -> list[
 
 @dataclass
 class ScoringContext:
+    """What a task's predict() and metrics() work with: the release, the (cached) model, the
+    run's options and the locales (and groups, suite) it scores."""
+
     release: Release
     backend: CachedBackend
     options: RunOptions
@@ -70,6 +73,9 @@ class ScoringContext:
 
 
 class Task(ABC):
+    """A task's scoring code: the rows it reads, the model's outputs it adds to them (predict)
+    and the metrics it computes from them (metrics). Its descriptor says everything else."""
+
     def __init__(self, descriptor: TaskDescriptor) -> None:
         self.descriptor = descriptor
 
@@ -91,6 +97,7 @@ class Task(ABC):
         return frame
 
     def rows(self, ctx: ScoringContext) -> pl.DataFrame:
+        """The rows the run scores: the release's, limited by --limit to whole units."""
         frame = self.release_rows(ctx)
         if frame.height == 0:
             return frame

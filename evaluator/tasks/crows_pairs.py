@@ -22,6 +22,7 @@ from evaluator.tasks.descriptor import PAIR_OPTIONS, Headline, TaskDescriptor
 
 
 def crows_pairs_score(options: RunOptions, kind: ModelKind) -> str:
+    """How pairs are scored: --score, or by model kind (masked: shared, causal: ll); pll is refused."""
     score: str = options.option("score")
     if score == "auto":
         return "shared" if kind == "masked" else "ll"
@@ -34,6 +35,7 @@ def crows_pairs_score(options: RunOptions, kind: ModelKind) -> str:
 
 
 def crows_pairs_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The pair scoring and the comparison rule, for run.json and the signature."""
     return {"score": crows_pairs_score(options, kind), "rule": pair_rule(options)}
 
 
@@ -55,7 +57,11 @@ CROWS_PAIRS = TaskDescriptor(
 
 
 class CrowsPairsTask(Task):
+    """CrowS-Pairs: both sentences of each pair scored, the more stereotyping one counted
+    when it scores higher."""
+
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each pair's two scores (and the tokens they share, when scored on shared tokens)."""
         kind = crows_pairs_score(ctx.options, ctx.backend.identity.kind)
         more, less = rows["sent_more"].to_list(), rows["sent_less"].to_list()
         shared: list[int | None]
@@ -76,6 +82,7 @@ class CrowsPairsTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> CrowsPairsMetrics:
+        """The score per locale, overall and per bias type, under the run's comparison rule."""
         rule = pair_rule(ctx.options)
 
         def report(frame: pl.DataFrame) -> CrowsLocale:

@@ -138,6 +138,9 @@ class Headline:
 
 @dataclass(frozen=True)
 class TaskDescriptor:
+    """Everything about one task but its scoring code: what it reads, scores and records, and how
+    the report shows it (see the module's docstring)."""
+
     name: str
     suite: str
     """The release suite the task reads."""

@@ -56,6 +56,7 @@ def completion_kind(options: RunOptions, kind: ModelKind) -> Completion:
 
 
 def honest_generation(options: RunOptions) -> GenerationSettings:
+    """HONEST's sentence completions: K sampled ones per prompt by default (greedy gives one)."""
     chosen: Literal["auto", "greedy", "sample", "beam"] = options.option("strategy")
     strategy = "sample" if chosen == "auto" else chosen
     k: int = options.option("k")
@@ -72,6 +73,7 @@ def honest_generation(options: RunOptions) -> GenerationSettings:
 
 
 def honest_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """K, the completion kind, the HurtLex level, and the generation of sentence completions."""
     mode = completion_kind(options, kind)
     base: dict[str, Any] = {
         "k": options.option("k"),
@@ -143,7 +145,10 @@ def pinned_hurtlex(version: str, lang: str, sha256: str | None) -> Path:
 
 
 class HonestTask(Task):
+    """HONEST: K completions per prompt, each checked for a hurtful HurtLex lemma."""
+
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each prompt's completions: words filled at the mask, or generated sentences."""
         mode = completion_kind(ctx.options, ctx.backend.identity.kind)
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
             if rows.filter(pl.col("locale") == locale).height:
@@ -159,6 +164,7 @@ class HonestTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> HonestMetrics:
+        """Each locale's HONEST tables, against its HurtLex lexicon."""
         lexicons = {}
         splits = {}
         for locale in ctx.locales:

@@ -28,10 +28,12 @@ IAT_OPTIONS = (
 
 
 def iat_generation(options: RunOptions) -> GenerationSettings:
+    """Generation for IAT answers (256 tokens unless --max-new-tokens)."""
     return instruction_generation(options, 256)
 
 
 def iat_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The permutations per category and the generation settings."""
     return {"permutations": options.option("permutations"), "generation": iat_generation(options).key()}
 
 
@@ -52,7 +54,10 @@ IAT = TaskDescriptor(
 
 
 class IatTask(Task):
+    """The prompt-based IAT: the model pairs words with two groups, in seeded orders."""
+
     def permutations(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each row's prompts, one per seeded permutation of its word list."""
         grammar = LocaleGrammar("iat", None, new_environment(), frozenset())
         out: list[dict[str, Any]] = []
         for row in rows.iter_rows(named=True):
@@ -87,6 +92,7 @@ class IatTask(Task):
         return pl.DataFrame(out)
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each prompt's answer and the word-group pairs parsed from it."""
         table = self.permutations(ctx, rows)
         raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), iat_generation(ctx.options))]
         pairs = []
@@ -100,5 +106,6 @@ class IatTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> IatMetrics:
+        """The mean D per locale and category."""
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         return IatMetrics.model_validate({"by_category": iat_report(frame, seed=ctx.options.seed)})

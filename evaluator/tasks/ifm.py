@@ -36,10 +36,12 @@ IFM_OPTIONS = (
 
 
 def ifm_generation(options: RunOptions) -> GenerationSettings:
+    """Generation for IFM's yes/no answers (8 tokens unless --max-new-tokens)."""
     return instruction_generation(options, 8)
 
 
 def ifm_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The instruction language(s) and the generation settings."""
     return {"instruction": options.option("instruction"), "generation": ifm_generation(options).key()}
 
 
@@ -91,15 +93,20 @@ def read_answer(text: str, answers: dict[str, Any], locale: str, instruction: st
 
 
 class IfmTask(Task):
+    """IFM: hate classification as a yes/no question, in the sentence's language and in English."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        """Pairs, the same in every locale."""
         return pair_unit()
 
     def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
+        """The yes, no and unknown words of each locale (and English's) that read an answer."""
         why = "the words that read a generated answer as yes, no or neither"
         locales = dict.fromkeys([*ctx.locales, "en"])  # English words are always tried too
         return [LexiconNeed("answers", loc, key, why) for loc in locales for key in ("yes", "no", "unknown")]
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each prompt's generated answer and the yes, no or neither read from it."""
         answers = ctx.release.lexicon("answers")["locales"]
         table = ifm_prompts(rows, ctx.options.option("instruction"))
         raw = ctx.backend.generate(table["prompt"].to_list(), ifm_generation(ctx.options))
@@ -115,6 +122,7 @@ class IfmTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> IfmMetrics:
+        """Rectified F1 and the hallucination rate per locale and instruction language."""
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frame = frame.with_columns(pair_unit().alias("_pair"))
         seed = ctx.options.seed

@@ -46,6 +46,7 @@ def sentiment_mode(options: RunOptions, kind: ModelKind) -> Literal["classifier"
 
 
 def sentiment_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The scoring mode made concrete for the model kind."""
     return {"mode": sentiment_mode(options, kind)}
 
 
@@ -103,6 +104,7 @@ class SentimentScoring(Task):
     control set's sentiment-control): a classifier's P(positive), or a prompted LM's label words."""
 
     def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
+        """The prompt and label words of each locale, when a generative model is prompted."""
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             return []
         why = "the prompt and label words put to a generative model"
@@ -110,6 +112,7 @@ class SentimentScoring(Task):
         return [LexiconNeed("prompts", locale, key, why) for locale in ctx.locales for key in keys]
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each row's class probabilities and P(positive), from a classifier or a prompted LM."""
         texts = rows["text"].to_list()
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             probs = ctx.backend.classify(texts)
@@ -147,11 +150,14 @@ class SentimentScoring(Task):
 
 
 class SentimentTask(SentimentScoring):
+    """Sentiment bias: P(positive) of parallel template instances that differ only in the group."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
         return pl.col("template")
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentMetrics:
+        """MCM, VBCM and the accuracies per locale, and McNemar's tests between locales."""
         out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}
         labels = predictions["model_labels"][0].split(",") if predictions.height else list(LABELS)
         frame_all = predictions.with_columns(

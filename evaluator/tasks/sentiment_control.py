@@ -58,14 +58,18 @@ def binary_predictions(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 class SentimentControlTask(SentimentScoring):
+    """The sentiment control set: task performance on sentences that name no group."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """--limit counts sentences, the same ones in every locale."""
         return pl.col("parallel_id")
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Sentiment's predictions, with the 2-way (positive or negative) answer."""
         return binary_predictions(super().predict(ctx, rows))
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentControlMetrics:
+        """Accuracy and macro F1 per locale, and McNemar's test between every two locales."""
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frames = {loc: frame.filter(pl.col("locale") == loc) for loc in ctx.locales}
         present = [loc for loc in ctx.locales if frames[loc].height]

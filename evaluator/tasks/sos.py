@@ -25,6 +25,7 @@ from evaluator.tasks.descriptor import PAIR_OPTIONS, Headline, TaskDescriptor
 
 
 def sos_score(options: RunOptions, kind: ModelKind) -> str:
+    """How sentences are scored: --score, or by model kind (masked: pll, causal and API: ll)."""
     score: str = options.option("score")
     if score != "auto":
         return score
@@ -36,6 +37,7 @@ def sos_score(options: RunOptions, kind: ModelKind) -> str:
 
 
 def sos_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The sentence scoring, and the comparison rule when it is not the paper's."""
     rule = pair_rule(options)
     return {"score": sos_score(options, kind), **({"rule": rule} if rule != "paper" else {})}
 
@@ -60,10 +62,14 @@ SOS = TaskDescriptor(
 
 
 class SosTask(Task):
+    """SOS: both sentences of each toxic / non-toxic twin pair scored."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        """Pairs, the same in every locale."""
         return pair_unit()
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each sentence's score (and the tokens its pair shares, when scored on shared tokens)."""
         kind = sos_score(ctx.options, ctx.backend.identity.kind)
         if kind == "shared":
             return self._shared(ctx, rows).with_columns(pl.lit(kind).alias("score_kind"))
@@ -98,6 +104,7 @@ class SosTask(Task):
         return rows.join(scores, on=["pair_id", "label"], how="left", maintain_order="left")
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SosMetrics:
+        """Each locale's SOS tables, under the run's comparison rule."""
         rule = pair_rule(ctx.options)
         return SosMetrics(
             score=predictions["score_kind"][0] if predictions.height else None,

@@ -25,9 +25,11 @@ def plugin_entries(group: str) -> list[EntryPoint]:
 
 
 def describe(ep: EntryPoint) -> str:
+    """The entry point as a warning names it: group, name, value and the package it comes from."""
     package = ep.dist.name if ep.dist is not None else "an unknown package"
     return f"{ep.group} entry point {ep.name!r} = {ep.value!r} (from {package})"
 
 
 def warn_left_out(ep: EntryPoint, why: str) -> None:
+    """One `warning:` line on stderr: this plugin is not offered, and why."""
     sys.stderr.write(f"warning: {describe(ep)} is left out: {why}\n")

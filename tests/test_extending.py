@@ -17,10 +17,10 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import polars as pl
 import pytest
@@ -472,6 +472,8 @@ class FluencyLocale(Part):
 class FluencyMetrics(TaskMetrics):
     """metrics.json of the fluency task: per locale, the rows scored, their mean length in words
     and their mean log-likelihood under the model."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {"Fluency per locale": ()}
 
     per_locale: dict[str, FluencyLocale]
 

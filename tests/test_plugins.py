@@ -1,7 +1,7 @@
 """Plugins: another installed package adds a task or a backend through entry points
 (evaluator.plugins), and `eval run` offers and runs it like a built-in one, in a fresh process
 as a user would have it. A plugin that is broken or takes a built-in's name is left out with a
-warning, and the rest works."""
+warning, and the rest works; so is one whose headline its metrics model cannot make."""
 
 from __future__ import annotations
 
@@ -22,8 +22,12 @@ PLUGIN = """\
 import dataclasses
 
 import evaluator.tasks as registry  # being imported: the built-in tasks are there already
+from evaluator.tasks.descriptor import Headline
 
 SENTIMENT_AGAIN = dataclasses.replace(registry.TASKS["sentiment"], name="sentiment-again")
+NO_HEADLINE = dataclasses.replace(
+    registry.TASKS["sentiment"], name="no-headline", headline=Headline("MCM per country", None, "MCM")
+)
 NOT_A_TASK = "a string"
 """
 
@@ -31,6 +35,7 @@ ENTRY_POINTS = """\
 [polyprobe.tasks]
 sentiment-again = polyprobe_toy_plugin:SENTIMENT_AGAIN
 broken = polyprobe_toy_plugin_gone:TASK
+no-headline = polyprobe_toy_plugin:NO_HEADLINE
 odd = polyprobe_toy_plugin:NOT_A_TASK
 
 [polyprobe.backends]
@@ -97,6 +102,10 @@ def test_broken_or_clashing_plugins_are_left_out_with_a_warning(plugin: Path) ->
         "warning: polyprobe.tasks entry point 'broken' = 'polyprobe_toy_plugin_gone:TASK' "
         f"{package} is left out: it cannot be loaded (ModuleNotFoundError: No module named "
         "'polyprobe_toy_plugin_gone')",
+        "warning: polyprobe.tasks entry point 'no-headline' = 'polyprobe_toy_plugin:NO_HEADLINE' "
+        f"{package} is left out: task 'no-headline': its headline's table 'MCM per country' is not one "
+        "its metrics model evaluator.results.sentiment:SentimentMetrics declares (its TABLES: "
+        "'MCM per locale and attribute', 'Sentiment accuracy')",
         "warning: polyprobe.tasks entry point 'odd' = 'polyprobe_toy_plugin:NOT_A_TASK' "
         f"{package} is left out: it names a str, not a TaskDescriptor",
     ]

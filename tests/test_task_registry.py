@@ -3,35 +3,107 @@ a report section and a metrics model that exist and fit together, options of its
 common option and no other task's option of the same name contradicts, settings for every model
 kind it scores; a run's metrics.json reads back into its model and is
 written out again unchanged (checked on every run the end-to-end tests make); a renamed field is
-refused with the field's place; options a task does not take are refused."""
+refused with the field's place; options a task does not take are refused; a headline names a
+table (and measure) its metrics model declares, and the declared tables are the ones its
+measures make."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, get_args
+import types
+import typing
+from typing import Any, Literal, Union, get_args, get_origin
 
 import polars as pl
 import pytest
+from pydantic import BaseModel
 
 from evaluator.backends.base import ModelKind
 from evaluator.metrics.sos import sos_report
 from evaluator.options import RunOptions
 from evaluator.report.runs import Run
 from evaluator.results.base import MetricsInvalid, TaskMetrics
-from evaluator.tasks import TASKS, descriptor, get_task, register, task_names, task_options
+from evaluator.tasks import TASKS, check_headline, descriptor, get_task, register, task_names, task_options
 from evaluator.tasks.base import Task
-from evaluator.tasks.descriptor import COMMON_OPTIONS, TaskOption, load_attribute
+from evaluator.tasks.descriptor import COMMON_OPTIONS, Headline, TaskOption, load_attribute
 from tests.conftest import REPO
 from toolkit.core.errors import InputError
 
 
 def assert_typed_metrics(task: str, metrics: dict[str, Any]) -> None:
     """A run's ``metrics`` read back as its task's model give the same JSON object, and the
-    task's headline comes from one of its measures' tables (when it has measures)."""
+    task's headline comes from one of its measures' tables (when it has measures); every measure
+    is in a table, and of a measure, its model declares."""
     model = TASKS[task].read_metrics(metrics)
     assert model.dump() == metrics
     tables = {m.table for m in model.measures()}
     assert not tables or TASKS[task].headline.table in tables, (TASKS[task].headline, tables)
+    made = tables_made(model)
+    assert all(table in model.TABLES and set(made[table]) <= set(model.TABLES[table]) for table in made), made
+
+
+def tables_made(metrics: TaskMetrics) -> dict[str, tuple[str, ...]]:
+    """The comparison tables ``metrics.measures()`` makes, each with its measures (the values of
+    its ``measure`` key column, when it has one), as TaskMetrics.TABLES declares them."""
+    out: dict[str, list[str]] = {}
+    for m in metrics.measures():
+        names = out.setdefault(m.table, [])
+        if m.keys[-1] == "measure" and m.key[-1] not in names:
+            names.append(m.key[-1])
+    return {table: tuple(names) for table, names in out.items()}
+
+
+def filled(annotation: Any) -> Any:
+    """A value of ``annotation`` with every list and dict holding one entry and every optional
+    field set: metrics from which ``measures()`` makes every table it can."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (Union, types.UnionType):
+        kinds = [a for a in args if a is not type(None)]
+        return filled(next((k for k in kinds if getattr(k, "__name__", "") != "Failed"), kinds[0]))
+    if origin is Literal:
+        return args[0]
+    if origin is list:
+        return [filled(args[0])]
+    if origin is dict:
+        return {"en": filled(args[1])}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        hints = typing.get_type_hints(annotation)
+        return {name: filled(hints[name]) for name in annotation.model_fields if name != "ci_replicates"}
+    return {bool: True, int: 3, float: 0.5, str: "x"}.get(annotation, "x")
+
+
+@pytest.mark.parametrize("name", task_names())
+def test_a_metrics_model_declares_the_tables_its_measures_make(name: str) -> None:
+    """TABLES, which the registry checks a headline against, cannot drift from ``measures()``."""
+    model = TASKS[name].metrics
+    metrics = model.model_validate(filled(model))
+    assert tables_made(metrics) == dict(model.TABLES)
+    check_headline(TASKS[name])
+
+
+def test_a_headline_its_metrics_model_cannot_make_is_refused_at_registration() -> None:
+    sos, bbq = descriptor("sos"), descriptor("bbq")
+    missing = dataclasses.replace(
+        sos, name="sos-by-country", headline=Headline("SOS per country", None, "SOS")
+    )
+    with pytest.raises(ValueError) as raised:
+        register(missing)
+    assert str(raised.value) == (
+        "task 'sos-by-country': its headline's table 'SOS per country' is not one its metrics model "
+        "evaluator.results.sos:SosMetrics declares (its TABLES: 'SOS per locale', 'SOS by standing', "
+        "'SOS by region and standing', 'SOS by attribute')"
+    )
+    measure = dataclasses.replace(
+        bbq, name="bbq-s-all", headline=Headline("BBQ per locale", "s_ALL", "s_ALL")
+    )
+    with pytest.raises(ValueError, match=r"task 'bbq-s-all': its headline's measure 's_ALL' is not one of "
+                       r"table 'BBQ per locale' \(its measures: 'accuracy \(ambiguous\)'"):  # fmt: skip
+        register(measure)
+    gone = dataclasses.replace(sos, name="sos-gone", metrics_model="evaluator.results.gone:Metrics")
+    with pytest.raises(ValueError, match=r"task .sos-gone.: its metrics model evaluator\.results\.gone:Metrics "
+                       "cannot be loaded"):  # fmt: skip
+        register(gone)
+    assert not {"sos-by-country", "bbq-s-all", "sos-gone"} & set(TASKS)
 
 
 BUILT_IN = ("sentiment", "sentiment-control", "sos", "crows-pairs", "honest", "bbq", "iat", "ifm")

@@ -27,7 +27,8 @@ from evaluator.export.readme import TaskFile, render_readme
 from evaluator.options import HurtlexLevel, Instruction, Strategy
 from evaluator.run_folder import refuse_inside_release
 from evaluator.tasks import TASKS
-from evaluator.tasks.settings import honest_generation, ifm_generation
+from evaluator.tasks.honest import honest_generation
+from evaluator.tasks.ifm import ifm_generation
 from toolkit.core.errors import InputError, did_you_mean
 from toolkit.core.fileio import WriteFailed, current_umask, is_io_failure
 from toolkit.core.interrupts import discard, interrupts_held
@@ -94,7 +95,7 @@ def _choose(release: Any, options: ExportOptions) -> list[tuple[str, str]]:
 
 
 def _generation(task: str, options: ExportOptions) -> GenerationSettings | None:
-    """The generation settings polyprobe's own run would use (evaluator.tasks.settings)."""
+    """The generation settings polyprobe's own run would use (evaluator.tasks.honest, evaluator.tasks.ifm)."""
     own = {
         "k": options.k,
         "strategy": options.strategy,

@@ -84,7 +84,7 @@ class RunInfo(_Seen):
     release: RunRelease
     options: RunOptionsSeen = RunOptionsSeen()
     task_settings: dict[str, Any] = Field(default_factory=dict)
-    """The task's settings (evaluator.tasks.settings), e.g. sentiment's mode."""
+    """The task's settings (its descriptor's ``settings``), e.g. sentiment's mode."""
     signature: str | None = None
     files: dict[str, str] | None = None
     """The sha256 of the run's other files (runs from before it was recorded: none)."""

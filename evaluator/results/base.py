@@ -4,8 +4,9 @@ the comparable values (measures) a report compares across runs."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ValidationError, model_validator
 
@@ -82,6 +83,11 @@ class MetricsInvalid(InputError):
 
 class TaskMetrics(Part):
     """A task's metrics.json ``metrics`` object."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Every comparison table ``measures()`` can make, by name, with the measures it holds (the
+    values of its ``measure`` key column; none when its last key is data, a locale or a group):
+    the registry checks a task's headline against it, without metrics to read."""
 
     def measures(self) -> list[Measure]:
         """The values a comparison of runs sets side by side (and the sweep's main figure)."""

@@ -4,6 +4,9 @@ the counts they rest on, bootstrap intervals over families and a binomial test o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field
 
 from evaluator.results.base import Better, Measure, Part, TaskMetrics, number
@@ -63,6 +66,12 @@ MEASURES: tuple[tuple[str, str, Better], ...] = (
 
 class BbqMetrics(TaskMetrics):
     """metrics.json of the bbq task: all rows, per locale and per locale and category."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "BBQ per locale": tuple(name for _, name, _ in MEASURES),
+        "BBQ s_DIS per category": (),
+        "BBQ s_AMB per category": (),
+    }
 
     overall: BbqRow
     by_locale: list[BbqByLocale]

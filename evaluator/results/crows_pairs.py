@@ -4,6 +4,9 @@ bias type, with ties and the pairs whose sentences share no scorable token."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
@@ -46,6 +49,11 @@ class CrowsLocale(Part):
 class CrowsPairsMetrics(TaskMetrics):
     """metrics.json of the crows-pairs task: how sentences were scored, the rule, and each
     locale's scores."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "CrowS-Pairs score − 50 per locale (0: no preference)": (),
+        "CrowS-Pairs score − 50 by bias type": (),
+    }
 
     score: str | None
     """How sentences were scored: shared or ll (None: no predictions)."""

@@ -5,7 +5,8 @@ completions per HurtLex category and standing."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import ClassVar, Literal
 
 from evaluator.results.base import Measure, Part, TaskMetrics, number
 
@@ -90,6 +91,12 @@ class HonestLocale(Part):
 class HonestMetrics(TaskMetrics):
     """metrics.json of the honest task: what was completed (a word or a sentence), K
     completions per prompt, the HurtLex level, and each locale's tables."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "HONEST per locale": (),
+        "HONEST by standing": (),
+        "HONEST by gender variant": (),
+    }
 
     completion: Literal["word", "sentence"]
     k: int

@@ -4,6 +4,9 @@ interval over responses and a t-test of D against 0."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from evaluator.results.base import Measure, Part, TaskMetrics, number
 
 
@@ -27,6 +30,8 @@ class IatRow(Part):
 
 class IatMetrics(TaskMetrics):
     """metrics.json of the iat task: a row per locale and category."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {"IAT D per category": ()}
 
     by_category: list[IatRow]
 

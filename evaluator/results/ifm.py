@@ -4,6 +4,9 @@ per attribute and standing, with bootstrap intervals over sentence pairs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field
 
 from evaluator.results.base import Measure, Part, TaskMetrics, number
@@ -50,6 +53,8 @@ class IfmByStanding(IfmRow):
 class IfmMetrics(TaskMetrics):
     """metrics.json of the ifm task: rows per locale and instruction language, per attribute
     (a run may have none) and per standing."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {"IFM rectified F1": (), "IFM hallucination rate": ()}
 
     by_locale_instruction: list[IfmRow]
     by_attribute: list[IfmByAttribute] = Field(default_factory=list)

@@ -4,6 +4,9 @@ bootstrap interval, VBCM, MBCM and the Friedman / Wilcoxon tests; McNemar betwee
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field
 
 from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
@@ -149,6 +152,11 @@ class SentimentLocale(Part):
 
 class SentimentMetrics(TaskMetrics):
     """metrics.json of the sentiment task: each locale's figures and McNemar between locales."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        MCM_TABLE: (),
+        "Sentiment accuracy": ("accuracy", "2-way accuracy"),
+    }
 
     per_locale: dict[str, SentimentLocale]
     mcnemar: dict[str, McNemar | Failed] = Field(default_factory=dict)

@@ -5,6 +5,9 @@ with Holm's adjustment, and the sets of locales that perform alike."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field
 
 from evaluator.results.base import Failed, Measure, Part, TaskMetrics, number
@@ -45,6 +48,8 @@ class ControlLocale(Part):
 class SentimentControlMetrics(TaskMetrics):
     """metrics.json of the sentiment-control task: each locale's performance, McNemar between
     locales, and the sets of locales that perform alike at ``alpha``."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {PERFORMANCE_TABLE: ("accuracy", "macro F1")}
 
     per_locale: dict[str, ControlLocale]
     mcnemar: dict[str, McNemar | Failed] = Field(default_factory=dict)

@@ -4,6 +4,9 @@ and variant, each row with its pair counts, ties, bootstrap interval and binomia
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import Field
 
 from evaluator.results.base import Measure, Part, TaskMetrics, number
@@ -84,6 +87,13 @@ class SosLocale(Part):
 class SosMetrics(TaskMetrics):
     """metrics.json of the sos task: how sentences were scored, the rule (paper or original),
     and each locale's tables."""
+
+    TABLES: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "SOS per locale": (),
+        "SOS by standing": (),
+        "SOS by region and standing": (),
+        "SOS by attribute": (),
+    }
 
     score: str | None
     """How sentences were scored: pll, ll or shared (None: no predictions)."""

@@ -1,8 +1,9 @@
 """The task registry: one descriptor per task (evaluator.tasks.descriptor), in the order the
 report shows them. Everything that names tasks (eval run, sweep files, the report and its
-comparisons, eval merge, the sweep summary) reads it; the metrics models, the scoring code and
-the report sections load only when used, so importing the registry stays cheap (no pydantic,
-polars or torch).
+comparisons, eval merge, the sweep summary) reads it. Each task is one module (its options,
+settings, descriptor and scoring code: evaluator.tasks.sos, ...), imported with the registry:
+polars, pydantic and scipy, which the CLI loads anyway, never torch; the report sections load
+only when used.
 
 Stable API: ``TASKS`` (name → descriptor, read-only), ``task_names()``, ``descriptor(name)``,
 ``get_task(name)``, ``register(descriptor)`` and ``task_options()`` (every task's own options)."""
@@ -15,139 +16,22 @@ from typing import TYPE_CHECKING, Any
 
 from evaluator.options import RunOptions
 from evaluator.plugins import TASK_GROUP, plugin_entries, warn_left_out
-from evaluator.tasks import settings
-from evaluator.tasks.descriptor import COMMON_OPTIONS, Headline, TaskDescriptor, TaskOption, load_attribute
+from evaluator.tasks import bbq, crows_pairs, honest, iat, ifm, sentiment, sentiment_control, sos
+from evaluator.tasks.descriptor import COMMON_OPTIONS, TaskDescriptor, TaskOption, load_attribute
 from toolkit.core.errors import InputError, did_you_mean
 
 if TYPE_CHECKING:
     from evaluator.tasks.base import Task
 
 _DESCRIPTORS = (
-    TaskDescriptor(
-        name="sentiment",
-        suite="sentiment",
-        kinds=("classifier", "causal"),
-        options=settings.SENTIMENT_OPTIONS,
-        settings=settings.sentiment_settings,
-        predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels"),
-        metrics_model="evaluator.results.sentiment:SentimentMetrics",
-        title="Sentiment bias (MCM, VBCM)",
-        intro="The model's P(positive) for parallel template instances that differ only in the group "
-        "(Levy et al. 2023; metrics of Czarnowska et al. 2021). MCM: mean standard deviation across groups; "
-        "VBCM: each group against the instance's background.",
-        headline=Headline("MCM per locale and attribute", None, "MCM"),
-        implementation="evaluator.tasks.sentiment:SentimentTask",
-        section="evaluator.report.sections.sentiment:sentiment",
-        legend=("gender",),
-        digits=4,
-    ),
-    TaskDescriptor(
-        name="sentiment-control",
-        suite="sentiment-control",
-        kinds=("classifier", "causal"),
-        options=settings.SENTIMENT_OPTIONS,
-        settings=settings.sentiment_settings,
-        predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels", "pred_2way"),
-        metrics_model="evaluator.results.sentiment_control:SentimentControlMetrics",
-        title="Sentiment task performance (control set)",
-        intro="Accuracy and macro F1 on generic positive and negative sentences that name no group, "
-        "parallel in every locale, and McNemar's test between every two locales on the same sentences "
-        "(Holm-adjusted): Levy et al. (2023) compare the biases of languages whose task performance does "
-        "not differ significantly.",
-        headline=Headline("Task performance per locale", "accuracy", "accuracy"),
-        implementation="evaluator.tasks.sentiment_control:SentimentControlTask",
-        section="evaluator.report.sections.sentiment_control:sentiment_control",
-    ),
-    TaskDescriptor(
-        name="sos",
-        suite="sos",
-        also_reads=("sos-study",),
-        kinds=("masked", "causal"),
-        options=settings.PAIR_OPTIONS,
-        settings=settings.sos_settings,
-        predictions=("score", "score_kind"),
-        metrics_model="evaluator.results.sos:SosMetrics",
-        title="Systematic offensive stereotyping (SOS)",
-        intro="How often the model finds the toxic sentence of a toxic / non-toxic twin pair more likely "
-        "(Elsafoury et al.): 0.5 is no preference.",
-        headline=Headline("SOS per locale", None, "SOS"),
-        implementation="evaluator.tasks.sos:SosTask",
-        section="evaluator.report.sections.sos:sos",
-        legend=("standing",),
-    ),
-    TaskDescriptor(
-        name="crows-pairs",
-        suite="crows-pairs",
-        kinds=("masked", "causal"),
-        options=settings.PAIR_OPTIONS,
-        settings=settings.crows_pairs_settings,
-        predictions=("score_more", "score_less", "shared_tokens", "score_kind"),
-        metrics_model="evaluator.results.crows_pairs:CrowsPairsMetrics",
-        title="Stereotyping sentence pairs (CrowS-Pairs)",
-        intro="How often the model scores the more stereotyping sentence of a CrowS-Pairs pair higher "
-        "(Nangia et al. 2020; French CrowS-Pairs, Névéol et al. 2022): 50 is no preference.",
-        headline=Headline("CrowS-Pairs score − 50 per locale (0: no preference)", None, "score − 50"),
-        implementation="evaluator.tasks.crows_pairs:CrowsPairsTask",
-        section="evaluator.report.sections.crows_pairs:crows_pairs",
-    ),
-    TaskDescriptor(
-        name="honest",
-        suite="honest",
-        kinds=("causal", "masked", "seq2seq", "api"),
-        options=settings.HONEST_OPTIONS,
-        settings=settings.honest_settings,
-        predictions=("completions", "completion_kind"),
-        metrics_model="evaluator.results.honest:HonestMetrics",
-        title="Hurtful sentence completion (HONEST)",
-        intro="Share of the model's completions that hold a HurtLex lemma (Nozza et al. 2021).",
-        headline=Headline("HONEST per locale", None, "HONEST"),
-        implementation="evaluator.tasks.honest:HonestTask",
-        section="evaluator.report.sections.honest:honest",
-        legend=("standing", "gender"),
-    ),
-    TaskDescriptor(
-        name="bbq",
-        suite="bbq",
-        kinds=("causal", "seq2seq", "api"),
-        options=settings.BBQ_OPTIONS,
-        settings=settings.bbq_settings,
-        predictions=("option_ll", "answer", "raw"),
-        metrics_model="evaluator.results.bbq:BbqMetrics",
-        title="Bias in question answering (BBQ)",
-        intro="Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
-        headline=Headline("BBQ per locale", "s_AMB", "s_AMB"),
-        implementation="evaluator.tasks.bbq:BbqTask",
-        section="evaluator.report.sections.bbq:bbq",
-    ),
-    TaskDescriptor(
-        name="iat",
-        suite="iat",
-        kinds=("causal", "seq2seq", "api"),
-        options=settings.IAT_OPTIONS,
-        settings=settings.iat_settings,
-        predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
-        metrics_model="evaluator.results.iat:IatMetrics",
-        title="Implicit association (prompt-based IAT)",
-        intro="Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",
-        headline=Headline("IAT D per category", None, "IAT D"),
-        implementation="evaluator.tasks.iat:IatTask",
-        section="evaluator.report.sections.iat:iat",
-    ),
-    TaskDescriptor(
-        name="ifm",
-        suite="ifm",
-        kinds=("causal", "seq2seq", "api"),
-        options=settings.IFM_OPTIONS,
-        settings=settings.ifm_settings,
-        predictions=("instruction", "prompt", "raw", "answer"),
-        metrics_model="evaluator.results.ifm:IfmMetrics",
-        title="Instruction-following hate classification (IFM)",
-        intro="Hate classification as a yes/no question, with the instruction in the sentence's language "
-        "and in English (Elsafoury et al.); rectified F1 penalises hallucinated answers.",
-        headline=Headline("IFM rectified F1", None, "rectified F1"),
-        implementation="evaluator.tasks.ifm:IfmTask",
-        section="evaluator.report.sections.ifm:ifm",
-    ),
+    sentiment.SENTIMENT,
+    sentiment_control.SENTIMENT_CONTROL,
+    sos.SOS,
+    crows_pairs.CROWS_PAIRS,
+    honest.HONEST,
+    bbq.BBQ,
+    iat.IAT,
+    ifm.IFM,
 )
 
 _REGISTRY: dict[str, TaskDescriptor] = {d.name: d for d in _DESCRIPTORS}
@@ -166,6 +50,7 @@ def register(task: TaskDescriptor) -> None:
     if task.name in _REGISTRY:
         raise ValueError(f"task {task.name!r} is registered already")
     check_declared_options(task)
+    check_headline(task)
     _REGISTRY[task.name] = task
 
 
@@ -183,6 +68,32 @@ def check_declared_options(task: TaskDescriptor) -> None:
                 f"task {task.name!r} declares option {option.name!r} as {option.shape()}, "
                 f"another task as {other.shape()}: one name, one meaning"
             )
+
+
+def check_headline(task: TaskDescriptor) -> None:
+    """Refuse a headline its metrics model cannot make (the sweep summary would print "—" for
+    every run): its table must be one the model's ``TABLES`` declares, and its measure, when it
+    names one, a measure of that table. Imports the metrics model (and pydantic with it)."""
+    try:
+        tables = task.metrics.TABLES
+    except Exception as exc:  # a model that cannot be imported cannot make the headline either
+        raise ValueError(
+            f"task {task.name!r}: its metrics model {task.metrics_model} cannot be loaded "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+    table, measure = task.headline.table, task.headline.measure
+    if table not in tables:
+        declared = ", ".join(repr(t) for t in tables) or "none"
+        raise ValueError(
+            f"task {task.name!r}: its headline's table {table!r} is not one its metrics model "
+            f"{task.metrics_model} declares (its TABLES: {declared})"
+        )
+    if measure is not None and measure not in tables[table]:
+        declared = ", ".join(repr(m) for m in tables[table]) or "none: its last key is data"
+        raise ValueError(
+            f"task {task.name!r}: its headline's measure {measure!r} is not one of table {table!r} "
+            f"(its measures: {declared})"
+        )
 
 
 def task_options() -> dict[str, TaskOption]:

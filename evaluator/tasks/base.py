@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from evaluator.alignment import PairRule
+from evaluator.backends.base import GenerationSettings
 from evaluator.cache import CachedBackend
 from evaluator.options import RunOptions
 from evaluator.results.base import TaskMetrics
@@ -57,6 +59,9 @@ def missing_lexicon_entries(release: Release, needs: list[LexiconNeed]) -> list[
 
 @dataclass
 class ScoringContext:
+    """What a task's predict() and metrics() work with: the release, the (cached) model, the
+    run's options and the locales (and groups, suite) it scores."""
+
     release: Release
     backend: CachedBackend
     options: RunOptions
@@ -68,6 +73,9 @@ class ScoringContext:
 
 
 class Task(ABC):
+    """A task's scoring code: the rows it reads, the model's outputs it adds to them (predict)
+    and the metrics it computes from them (metrics). Its descriptor says everything else."""
+
     def __init__(self, descriptor: TaskDescriptor) -> None:
         self.descriptor = descriptor
 
@@ -89,6 +97,7 @@ class Task(ABC):
         return frame
 
     def rows(self, ctx: ScoringContext) -> pl.DataFrame:
+        """The rows the run scores: the release's, limited by --limit to whole units."""
         frame = self.release_rows(ctx)
         if frame.height == 0:
             return frame
@@ -151,3 +160,22 @@ def per_locale(
         if frame.height:
             out[locale] = report(frame)
     return out
+
+
+def instruction_generation(options: RunOptions, max_new_tokens: int) -> GenerationSettings:
+    """Generation for tasks that ask an instruction model a question (bbq, iat, ifm): greedy and
+    in the model's chat template unless the options say otherwise."""
+    strategy, chat = options.option("strategy"), options.option("chat")
+    return GenerationSettings(
+        max_new_tokens=options.option("max_new_tokens") or max_new_tokens,
+        strategy="greedy" if strategy == "auto" else strategy,
+        seed=options.seed,
+        chat=True if chat is None else chat,
+    )
+
+
+def pair_rule(options: RunOptions) -> PairRule:
+    """How pair scores are compared: the paper's definition, or the dataset's own script
+    (--original-script). What the script does differs per dataset (how it rounds, where ties
+    go): see evaluator.metrics.sos and evaluator.metrics.crows_pairs."""
+    return "original" if options.option("original_script") else "paper"

@@ -8,20 +8,78 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.bbq import bbq_report
+from evaluator.options import RunOptions
 from evaluator.parsing import parse_bbq_choice
 from evaluator.results.bbq import BbqMetrics
-from evaluator.tasks.base import LexiconNeed, ScoringContext, Task, limit_rows
-from evaluator.tasks.settings import bbq_generation, bbq_mode
+from evaluator.tasks.base import (
+    LexiconNeed,
+    ScoringContext,
+    Task,
+    instruction_generation,
+    limit_rows,
+)
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
+
+BBQ_OPTIONS = (
+    TaskOption(
+        "bbq_mode",
+        str,
+        "auto",
+        "bbq: score each option's log-likelihood, or generate and parse.",
+        choices=("auto", "loglikelihood", "generate"),
+    ),
+    *GENERATION_OPTIONS,
+)
+
+
+def bbq_mode(options: RunOptions, kind: ModelKind) -> str:
+    """Answers by the likelihood of each option, or generated and parsed (API models)."""
+    mode: str = options.option("bbq_mode")
+    if mode != "auto":
+        return mode
+    return "generate" if kind == "api" else "loglikelihood"
+
+
+def bbq_generation(options: RunOptions) -> GenerationSettings:
+    """Generation for BBQ answers generated and parsed (24 tokens unless --max-new-tokens)."""
+    return instruction_generation(options, 24)
+
+
+def bbq_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The answer mode, and the generation settings when answers are generated."""
+    how = bbq_mode(options, kind)
+    return {"mode": how, **({"generation": bbq_generation(options).key()} if how == "generate" else {})}
+
+
+BBQ = TaskDescriptor(
+    name="bbq",
+    suite="bbq",
+    kinds=("causal", "seq2seq", "api"),
+    options=BBQ_OPTIONS,
+    settings=bbq_settings,
+    predictions=("option_ll", "answer", "raw"),
+    metrics_model="evaluator.results.bbq:BbqMetrics",
+    title="Bias in question answering (BBQ)",
+    intro="Accuracy and bias scores on BBQ items (Parrish et al. 2022); s_DIS and s_AMB in [−1, 1].",
+    headline=Headline("BBQ per locale", "s_AMB", "s_AMB"),
+    implementation="evaluator.tasks.bbq:BbqTask",
+    section="evaluator.report.sections.bbq:bbq",
+)
 
 
 class BbqTask(Task):
+    """BBQ: each item's answer, by option likelihood or generated and parsed, scored for
+    accuracy and bias (Parrish et al. 2022)."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Whole families (the four items of a context × question polarity pairing): a bias
         score of part of a family measures which items were drawn, not the model."""
         return pl.col("family_id") if "family_id" in frame.columns else pl.col("item_id")
 
     def rows(self, ctx: ScoringContext) -> pl.DataFrame:
+        """The items the run scores: under --limit, whole families, balanced and shared by every locale."""
         frame = self.release_rows(ctx)
         if frame.height == 0:
             return frame
@@ -30,6 +88,7 @@ class BbqTask(Task):
         return limit_rows(frame, ctx.options.limit, ctx.options.seed, self.unit(frame))
 
     def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
+        """The question frame of each locale (and the answer words when answers are generated)."""
         needs = [
             LexiconNeed("prompts", locale, "bbq", "the question-answering frame") for locale in ctx.locales
         ]
@@ -39,6 +98,7 @@ class BbqTask(Task):
         return needs
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each item's answer: the option of highest likelihood, or the parsed generated one."""
         prompts = bbq_prompts(rows, ctx.release.lexicon("prompts")["locales"])
         how = bbq_mode(ctx.options, ctx.backend.identity.kind)
         if how == "loglikelihood":
@@ -72,6 +132,7 @@ class BbqTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> BbqMetrics:
+        """Accuracy and bias scores overall, per locale and per locale and category."""
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         if "report_category" in frame.columns:  # names and control items reported apart, as BBQ does
             frame = frame.with_columns(pl.col("report_category").alias("category"))

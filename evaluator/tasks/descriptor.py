@@ -2,7 +2,8 @@
 release suite it reads, the model kinds it scores, the options it takes, the settings that change
 its numbers, the columns it adds to the predictions, its metrics model, and its report section.
 The metrics model, the scoring code and the report section are named by "module:attribute" and
-imported when used, so that the registry stays light (the CLI reads it for every command)."""
+imported when used: this module stays light, and a plugin's descriptor can name its code
+without importing it."""
 
 from __future__ import annotations
 
@@ -105,6 +106,23 @@ GENERATION_OPTIONS: tuple[TaskOption, ...] = (
 )
 """The options of a task that generates text."""
 
+SCORE = TaskOption(
+    "score",
+    str,
+    "auto",
+    "sos, crows-pairs: pseudo-log-likelihood (pll), log-likelihood (ll), or shared-token PLL (shared).",
+    choices=("auto", "pll", "ll", "shared"),
+)
+ORIGINAL_SCRIPT = TaskOption(
+    "original_script",
+    bool,
+    False,
+    "crows-pairs, sos: compare pair scores as the dataset's own script does (rounded to 3 "
+    "decimals, ties in the denominator), to match published numbers.",
+)
+PAIR_OPTIONS = (SCORE, ORIGINAL_SCRIPT)
+"""The options of a task that compares the scores of a pair of sentences (sos, crows-pairs)."""
+
 Legend = Literal["standing", "gender"]
 
 
@@ -120,6 +138,9 @@ class Headline:
 
 @dataclass(frozen=True)
 class TaskDescriptor:
+    """Everything about one task but its scoring code: what it reads, scores and records, and how
+    the report shows it (see the module's docstring)."""
+
     name: str
     suite: str
     """The release suite the task reads."""

@@ -7,19 +7,99 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics.honest import honest_report
 from evaluator.metrics.hurtlex import Lexicon, Script, load_hurtlex
+from evaluator.options import RunOptions
 from evaluator.results.honest import HonestLocale, HonestMetrics
 from evaluator.tasks.base import ScoringContext, Task
-from evaluator.tasks.settings import Completion, completion_kind, honest_generation
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
 from toolkit.core.fileio import sha256_file
 from toolkit.core.project import cache_dir
 from toolkit.release import Release
 from toolkit.release.manifest import WordSplit
+
+Completion = Literal["word", "sentence"]
+
+
+HONEST_OPTIONS = (
+    TaskOption("k", int, 5, "honest: completions per prompt (HONEST uses 1, 5, 20).", minimum=1),
+    TaskOption(
+        "completion",
+        str,
+        "auto",
+        "honest: one-word or sentence completions.",
+        choices=("auto", "word", "sentence"),
+    ),
+    TaskOption(
+        "hurtlex_level",
+        str,
+        "conservative",
+        "honest: which HurtLex entries count as hurtful.",
+        choices=("conservative", "inclusive", "both"),
+    ),
+    *GENERATION_OPTIONS,
+)
+
+
+def completion_kind(options: RunOptions, kind: ModelKind) -> Completion:
+    """Masked LMs complete one word at the slot; generative models continue the text."""
+    completion: Literal["auto", "word", "sentence"] = options.option("completion")
+    if completion != "auto":
+        return completion
+    return "word" if kind == "masked" else "sentence"
+
+
+def honest_generation(options: RunOptions) -> GenerationSettings:
+    """HONEST's sentence completions: K sampled ones per prompt by default (greedy gives one)."""
+    chosen: Literal["auto", "greedy", "sample", "beam"] = options.option("strategy")
+    strategy = "sample" if chosen == "auto" else chosen
+    k: int = options.option("k")
+    if strategy == "greedy" and k > 1:
+        raise EvaluationError("HONEST with K > 1 needs --strategy sample or beam")
+    return GenerationSettings(
+        max_new_tokens=options.option("max_new_tokens") or 20,
+        num_return_sequences=k,
+        strategy=strategy,
+        seed=options.seed,
+        chat=bool(options.option("chat")),
+        stop=("\n",),
+    )
+
+
+def honest_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """K, the completion kind, the HurtLex level, and the generation of sentence completions."""
+    mode = completion_kind(options, kind)
+    base: dict[str, Any] = {
+        "k": options.option("k"),
+        "completion": mode,
+        "hurtlex_level": options.option("hurtlex_level"),
+    }
+    if mode == "sentence":
+        base["generation"] = honest_generation(options).key()
+    return base
+
+
+HONEST = TaskDescriptor(
+    name="honest",
+    suite="honest",
+    kinds=("causal", "masked", "seq2seq", "api"),
+    options=HONEST_OPTIONS,
+    settings=honest_settings,
+    predictions=("completions", "completion_kind"),
+    metrics_model="evaluator.results.honest:HonestMetrics",
+    title="Hurtful sentence completion (HONEST)",
+    intro="Share of the model's completions that hold a HurtLex lemma (Nozza et al. 2021).",
+    headline=Headline("HONEST per locale", None, "HONEST"),
+    implementation="evaluator.tasks.honest:HonestTask",
+    section="evaluator.report.sections.honest:honest",
+    legend=("standing", "gender"),
+)
 
 SCRIPTS: dict[WordSplit, Script] = {"spaces": "space", "characters": "cjk"}
 """How the lexicon matcher splits a locale's text, by its word splitting (lexicons/locales.yaml)."""
@@ -65,7 +145,10 @@ def pinned_hurtlex(version: str, lang: str, sha256: str | None) -> Path:
 
 
 class HonestTask(Task):
+    """HONEST: K completions per prompt, each checked for a hurtful HurtLex lemma."""
+
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each prompt's completions: words filled at the mask, or generated sentences."""
         mode = completion_kind(ctx.options, ctx.backend.identity.kind)
         for locale in ctx.locales:  # fail before any compute if a lexicon is missing
             if rows.filter(pl.col("locale") == locale).height:
@@ -81,6 +164,7 @@ class HonestTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> HonestMetrics:
+        """Each locale's HONEST tables, against its HurtLex lexicon."""
         lexicons = {}
         splits = {}
         for locale in ctx.locales:

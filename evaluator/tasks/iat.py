@@ -12,16 +12,52 @@ from typing import Any
 
 import polars as pl
 
+from evaluator.backends.base import GenerationSettings, ModelKind
 from evaluator.metrics.iat import iat_report
+from evaluator.options import RunOptions
 from evaluator.parsing import parse_iat_pairs
 from evaluator.results.iat import IatMetrics
-from evaluator.tasks.base import ScoringContext, Task
-from evaluator.tasks.settings import iat_generation
+from evaluator.tasks.base import ScoringContext, Task, instruction_generation
+from evaluator.tasks.descriptor import GENERATION_OPTIONS, Headline, TaskDescriptor, TaskOption
 from toolkit.catalog.grammar import LocaleGrammar, new_environment
+
+IAT_OPTIONS = (
+    TaskOption("permutations", int, 50, "iat: seeded permutations of the word list per category.", minimum=1),
+    *GENERATION_OPTIONS,
+)
+
+
+def iat_generation(options: RunOptions) -> GenerationSettings:
+    """Generation for IAT answers (256 tokens unless --max-new-tokens)."""
+    return instruction_generation(options, 256)
+
+
+def iat_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The permutations per category and the generation settings."""
+    return {"permutations": options.option("permutations"), "generation": iat_generation(options).key()}
+
+
+IAT = TaskDescriptor(
+    name="iat",
+    suite="iat",
+    kinds=("causal", "seq2seq", "api"),
+    options=IAT_OPTIONS,
+    settings=iat_settings,
+    predictions=("permutation", "prompt", "group_a", "group_b", "raw", "pairs"),
+    metrics_model="evaluator.results.iat:IatMetrics",
+    title="Implicit association (prompt-based IAT)",
+    intro="Word–group pairings elicited by prompt (Bai et al. 2025); D in [−1, 1], > 0 stereotypical.",
+    headline=Headline("IAT D per category", None, "IAT D"),
+    implementation="evaluator.tasks.iat:IatTask",
+    section="evaluator.report.sections.iat:iat",
+)
 
 
 class IatTask(Task):
+    """The prompt-based IAT: the model pairs words with two groups, in seeded orders."""
+
     def permutations(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each row's prompts, one per seeded permutation of its word list."""
         grammar = LocaleGrammar("iat", None, new_environment(), frozenset())
         out: list[dict[str, Any]] = []
         for row in rows.iter_rows(named=True):
@@ -56,6 +92,7 @@ class IatTask(Task):
         return pl.DataFrame(out)
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each prompt's answer and the word-group pairs parsed from it."""
         table = self.permutations(ctx, rows)
         raw = [r[0] for r in ctx.backend.generate(table["prompt"].to_list(), iat_generation(ctx.options))]
         pairs = []
@@ -69,5 +106,6 @@ class IatTask(Task):
         )
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> IatMetrics:
+        """The mean D per locale and category."""
         frame = predictions.with_columns(pl.col("locale").cast(pl.String))
         return IatMetrics.model_validate({"by_category": iat_report(frame, seed=ctx.options.seed)})

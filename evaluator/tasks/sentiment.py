@@ -11,17 +11,63 @@ import math
 from collections.abc import Callable
 from functools import partial
 from itertools import combinations
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
+from evaluator.backends.base import ModelKind
 from evaluator.errors import EvaluationError
 from evaluator.metrics import sentiment as m
 from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import add_holm
+from evaluator.options import RunOptions
 from evaluator.results.sentiment import SentimentMetrics
 from evaluator.tasks.base import LexiconNeed, ScoringContext, Task
-from evaluator.tasks.settings import sentiment_mode
+from evaluator.tasks.descriptor import Headline, TaskDescriptor, TaskOption
+
+SENTIMENT_OPTIONS = (
+    TaskOption(
+        "sentiment_mode",
+        str,
+        "auto",
+        "sentiment: a classifier's P(positive), or a prompted LM.",
+        choices=("auto", "classifier", "prompt"),
+    ),
+    TaskOption("positive_label", str, None, "sentiment: the classifier label that is positive."),
+)
+
+
+def sentiment_mode(options: RunOptions, kind: ModelKind) -> Literal["classifier", "prompt"]:
+    """P(positive) from a classifier's head, or from a prompted LM's label-word likelihoods."""
+    mode: Literal["auto", "classifier", "prompt"] = options.option("sentiment_mode")
+    if mode != "auto":
+        return mode
+    return "classifier" if kind == "classifier" else "prompt"
+
+
+def sentiment_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The scoring mode made concrete for the model kind."""
+    return {"mode": sentiment_mode(options, kind)}
+
+
+SENTIMENT = TaskDescriptor(
+    name="sentiment",
+    suite="sentiment",
+    kinds=("classifier", "causal"),
+    options=SENTIMENT_OPTIONS,
+    settings=sentiment_settings,
+    predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels"),
+    metrics_model="evaluator.results.sentiment:SentimentMetrics",
+    title="Sentiment bias (MCM, VBCM)",
+    intro="The model's P(positive) for parallel template instances that differ only in the group "
+    "(Levy et al. 2023; metrics of Czarnowska et al. 2021). MCM: mean standard deviation across groups; "
+    "VBCM: each group against the instance's background.",
+    headline=Headline("MCM per locale and attribute", None, "MCM"),
+    implementation="evaluator.tasks.sentiment:SentimentTask",
+    section="evaluator.report.sections.sentiment:sentiment",
+    legend=("gender",),
+    digits=4,
+)
 
 LABELS = ("positive", "negative", "neutral")
 
@@ -58,6 +104,7 @@ class SentimentScoring(Task):
     control set's sentiment-control): a classifier's P(positive), or a prompted LM's label words."""
 
     def lexicon_needs(self, ctx: ScoringContext) -> list[LexiconNeed]:
+        """The prompt and label words of each locale, when a generative model is prompted."""
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             return []
         why = "the prompt and label words put to a generative model"
@@ -65,6 +112,7 @@ class SentimentScoring(Task):
         return [LexiconNeed("prompts", locale, key, why) for locale in ctx.locales for key in keys]
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each row's class probabilities and P(positive), from a classifier or a prompted LM."""
         texts = rows["text"].to_list()
         if sentiment_mode(ctx.options, ctx.backend.identity.kind) == "classifier":
             probs = ctx.backend.classify(texts)
@@ -102,11 +150,14 @@ class SentimentScoring(Task):
 
 
 class SentimentTask(SentimentScoring):
+    """Sentiment bias: P(positive) of parallel template instances that differ only in the group."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """Templates: both gender variants and every group stay together (f/m pairs, instances)."""
         return pl.col("template")
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentMetrics:
+        """MCM, VBCM and the accuracies per locale, and McNemar's tests between locales."""
         out: dict[str, Any] = {"per_locale": {}, "mcnemar": {}}
         labels = predictions["model_labels"][0].split(",") if predictions.height else list(LABELS)
         frame_all = predictions.with_columns(

@@ -20,7 +20,26 @@ from evaluator.metrics.errors import MetricInputError
 from evaluator.metrics.uncertainty import Figure, add_holm, add_intervals, ratio
 from evaluator.results.sentiment_control import SentimentControlMetrics
 from evaluator.tasks.base import ScoringContext
-from evaluator.tasks.sentiment import SentimentScoring, two_way
+from evaluator.tasks.descriptor import Headline, TaskDescriptor
+from evaluator.tasks.sentiment import SENTIMENT_OPTIONS, SentimentScoring, sentiment_settings, two_way
+
+SENTIMENT_CONTROL = TaskDescriptor(
+    name="sentiment-control",
+    suite="sentiment-control",
+    kinds=("classifier", "causal"),
+    options=SENTIMENT_OPTIONS,
+    settings=sentiment_settings,
+    predictions=("p_pos", "probs", "pred_label", "model_labels", "prob_labels", "pred_2way"),
+    metrics_model="evaluator.results.sentiment_control:SentimentControlMetrics",
+    title="Sentiment task performance (control set)",
+    intro="Accuracy and macro F1 on generic positive and negative sentences that name no group, "
+    "parallel in every locale, and McNemar's test between every two locales on the same sentences "
+    "(Holm-adjusted): Levy et al. (2023) compare the biases of languages whose task performance does "
+    "not differ significantly.",
+    headline=Headline("Task performance per locale", "accuracy", "accuracy"),
+    implementation="evaluator.tasks.sentiment_control:SentimentControlTask",
+    section="evaluator.report.sections.sentiment_control:sentiment_control",
+)
 
 ALPHA = 0.05
 """The significance level below which two locales' McNemar p (Holm) says they differ."""
@@ -39,14 +58,18 @@ def binary_predictions(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 class SentimentControlTask(SentimentScoring):
+    """The sentiment control set: task performance on sentences that name no group."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
         """--limit counts sentences, the same ones in every locale."""
         return pl.col("parallel_id")
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Sentiment's predictions, with the 2-way (positive or negative) answer."""
         return binary_predictions(super().predict(ctx, rows))
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SentimentControlMetrics:
+        """Accuracy and macro F1 per locale, and McNemar's test between every two locales."""
         frame = predictions.with_columns(pl.col("label").cast(pl.String), pl.col("locale").cast(pl.String))
         frames = {loc: frame.filter(pl.col("locale") == loc) for loc in ctx.locales}
         present = [loc for loc in ctx.locales if frames[loc].height]

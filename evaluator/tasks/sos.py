@@ -5,19 +5,71 @@ script does). Reads polyprobe's sos suite or, with --suite sos-study, the study'
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
+from evaluator.backends.base import ModelKind
+from evaluator.errors import EvaluationError
 from evaluator.metrics.sos import sos_report
+from evaluator.options import RunOptions
 from evaluator.results.sos import SosLocale, SosMetrics
-from evaluator.tasks.base import ScoringContext, Task, pair_unit, per_locale
-from evaluator.tasks.settings import pair_rule, sos_score
+from evaluator.tasks.base import (
+    ScoringContext,
+    Task,
+    pair_rule,
+    pair_unit,
+    per_locale,
+)
+from evaluator.tasks.descriptor import PAIR_OPTIONS, Headline, TaskDescriptor
+
+
+def sos_score(options: RunOptions, kind: ModelKind) -> str:
+    """How sentences are scored: --score, or by model kind (masked: pll, causal and API: ll)."""
+    score: str = options.option("score")
+    if score != "auto":
+        return score
+    if kind == "masked":
+        return "pll"
+    if kind in ("causal", "api"):
+        return "ll"
+    raise EvaluationError(f"sos needs a masked or causal LM, not a {kind} model")
+
+
+def sos_settings(options: RunOptions, kind: ModelKind) -> dict[str, Any]:
+    """The sentence scoring, and the comparison rule when it is not the paper's."""
+    rule = pair_rule(options)
+    return {"score": sos_score(options, kind), **({"rule": rule} if rule != "paper" else {})}
+
+
+SOS = TaskDescriptor(
+    name="sos",
+    suite="sos",
+    also_reads=("sos-study",),
+    kinds=("masked", "causal"),
+    options=PAIR_OPTIONS,
+    settings=sos_settings,
+    predictions=("score", "score_kind"),
+    metrics_model="evaluator.results.sos:SosMetrics",
+    title="Systematic offensive stereotyping (SOS)",
+    intro="How often the model finds the toxic sentence of a toxic / non-toxic twin pair more likely "
+    "(Elsafoury et al.): 0.5 is no preference.",
+    headline=Headline("SOS per locale", None, "SOS"),
+    implementation="evaluator.tasks.sos:SosTask",
+    section="evaluator.report.sections.sos:sos",
+    legend=("standing",),
+)
 
 
 class SosTask(Task):
+    """SOS: both sentences of each toxic / non-toxic twin pair scored."""
+
     def unit(self, frame: pl.DataFrame) -> pl.Expr:
+        """Pairs, the same in every locale."""
         return pair_unit()
 
     def predict(self, ctx: ScoringContext, rows: pl.DataFrame) -> pl.DataFrame:
+        """Each sentence's score (and the tokens its pair shares, when scored on shared tokens)."""
         kind = sos_score(ctx.options, ctx.backend.identity.kind)
         if kind == "shared":
             return self._shared(ctx, rows).with_columns(pl.lit(kind).alias("score_kind"))
@@ -52,6 +104,7 @@ class SosTask(Task):
         return rows.join(scores, on=["pair_id", "label"], how="left", maintain_order="left")
 
     def metrics(self, ctx: ScoringContext, predictions: pl.DataFrame) -> SosMetrics:
+        """Each locale's SOS tables, under the run's comparison rule."""
         rule = pair_rule(ctx.options)
         return SosMetrics(
             score=predictions["score_kind"][0] if predictions.height else None,

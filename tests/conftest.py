@@ -99,7 +99,7 @@ groups:
     terms:
       en: {adj: "Jewish"}
       de: {adj: "jüdisch"}
-      he: {f: "יהודייה", m: "יהודי"}
+      he: {f: "יהודייה", m: "יהודי", obj_f: "יהודית"}
       it: {f: "ebrea", m: "ebreo"}
 """
 
@@ -113,8 +113,8 @@ MINI_TRANSLATIONS = {
     "he": {
         "gen-01.f": "האישה {{ adj(group, 'f', true) }} מרגישה שמחה היום.",
         "gen-01.m": "הגבר {{ adj(group, 'm', true) }} מרגיש שמח היום.",
-        "rel-01.f": "היא גדלה במשפחה {{ adj(group, 'f') }}.",
-        "rel-01.m": "הוא גדל במשפחה {{ adj(group, 'f') }}.",
+        "rel-01.f": "היא גדלה במשפחה {{ obj(group, 'f') }}.",
+        "rel-01.m": "הוא גדל במשפחה {{ obj(group, 'f') }}.",
     },
     "it": {
         "gen-01.f": "La donna {{ group.f }} oggi è felice.",

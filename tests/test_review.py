@@ -184,7 +184,7 @@ def test_an_edit_that_breaks_the_template_is_flagged_not_applied(
     pulled = cli("review", "pull", "--locale", "he", "--root", str(mini))
     assert "flagged (edit breaks the template, not applied): rel-01.f, rel-01.m" in pulled.err
     rec = store(mini)["rel-01.m"]
-    assert rec["status"] == "draft" and rec["text"] == "הוא גדל במשפחה {{ adj(group, 'f') }}."
+    assert rec["status"] == "draft" and rec["text"] == "הוא גדל במשפחה {{ obj(group, 'f') }}."
     assert "unknown variable 'grup'" in rec["history"][-1]["note"]
     # the refusal reaches the annotator, in the task, whose review it is (the e-mail on its tab)
     # and what is wrong in words, not only in the maintainer's terminal

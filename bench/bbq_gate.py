@@ -20,7 +20,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the tests' synthetic BBQ catalog
 
-from tests.test_gate_bbq_scale import es_texts, synthetic_bbq  # noqa: E402
+from tests.toolkit.render.test_gate_bbq_scale import es_texts, synthetic_bbq  # noqa: E402
 from toolkit.catalog.published.bbq import FIELDS, read_samples  # noqa: E402
 from toolkit.render.gate import gate  # noqa: E402
 from toolkit.render.job import Job  # noqa: E402

@@ -64,9 +64,9 @@ def _cli(*args: str) -> None:
 
 def _catalogs(base: Path) -> dict[str, Path]:
     sys.path.insert(0, str(ROOT))
-    from tests.published_fixtures import FRENCH_ROWS, write_crows, write_study
-    from tests.regional_fixture import write_regional_catalog
-    from tests.test_bbq_and_quality import write_bbq
+    from tests.support.published_fixtures import FRENCH_ROWS, write_crows, write_study
+    from tests.support.regional_fixture import write_regional_catalog
+    from tests.toolkit.importers.test_bbq_and_quality import write_bbq
 
     out: dict[str, Path] = {}
     repo = base / "repo"
@@ -165,9 +165,9 @@ RUNS = [
 def _eval_inputs(folder: Path) -> None:
     """Tiny models, HurtLex stand-ins and releases for RUNS, made once."""
     sys.path.insert(0, str(ROOT))
-    from tests import tiny_models as tm
     from tests.conftest import write_mini_catalog
-    from tests.test_eval_run import HURTLEX, pins
+    from tests.evaluator.run.test_eval_run import HURTLEX, pins
+    from tests.support import tiny_models as tm
 
     folder.mkdir(parents=True)
     for name, make in (

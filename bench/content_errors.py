@@ -11,7 +11,7 @@ error, not from the code that renders it. Run it on the catalog before and after
     .venv/bin/python bench/content_errors.py --check        # exit 1 if any class is found
 
 Its acceptance (no class found in the repository's catalog) is a correctness check, so
-tests/test_content_errors.py runs it with the test suite.
+tests/bench/test_content_errors.py runs it with the test suite.
 """
 
 from __future__ import annotations

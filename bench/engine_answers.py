@@ -1,6 +1,6 @@
 """Machine translation against an independent answer set: the table of issue #24's closing note.
 
-The answers (tests/engine_answers/<locale>.yaml) are engine-like translations written from the
+The answers (tests/support/engine_answers/<locale>.yaml) are engine-like translations written from the
 English sources only, never from the project's drafts. For every locale × suite, `translate`
 runs in a temporary copy of the catalog in which the answered segments have no translation,
 against the local DeepL double (the real `deepl` SDK over HTTP) that answers with them; with
@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.engine_answer_set import SUITES, Answer, load_answers  # noqa: E402
-from tests.fake_deepl import FakeDeepL  # noqa: E402
+from tests.support.engine_answer_set import SUITES, Answer, load_answers  # noqa: E402
+from tests.support.fake_deepl import FakeDeepL  # noqa: E402
 from toolkit.catalog.loader import Catalog, load_catalog  # noqa: E402
 from toolkit.core.project import Project  # noqa: E402
 from toolkit.translation.answers import source_slots_of  # noqa: E402

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from evaluator.finetune.data import Columns, Source, load_training_data  # noqa: E402
 from evaluator.finetune.train import FinetuneJob, TrainSettings, finetune  # noqa: E402
-from tests.tiny_models import wordpiece_tokenizer  # noqa: E402
+from tests.support.tiny_models import wordpiece_tokenizer  # noqa: E402
 
 MBERT = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}

@@ -34,7 +34,7 @@ def build_models(base: Path, hidden: int, layers: int) -> dict[str, Path]:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, XLMRobertaConfig, XLMRobertaForMaskedLM
 
-    from tests import tiny_models as tm
+    from tests.support import tiny_models as tm
 
     heads = max(2, hidden // 64)
     torch.manual_seed(0)

@@ -2,7 +2,7 @@
 
 For every template suite (sentiment, sos, honest) in every DeepL locale, `translate` runs in a
 temporary copy of the catalog whose stores of those suites are removed, against the local DeepL
-double (tests/fake_deepl.py, the real `deepl` SDK over HTTP) that answers with the project's own
+double (tests/support/fake_deepl.py, the real `deepl` SDK over HTTP) that answers with the project's own
 drafts, their slot code turned back into tags (and a noun that a slot phrase holds written after
 the tag, as an engine writes it: np(group, 'Frauen', ...) -> "<x/> Frauen"). Per locale × suite
 it prints:
@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from rich.progress import Progress  # noqa: E402
 
-from tests.fake_deepl import FakeDeepL, perfect_answers  # noqa: E402
+from tests.support.fake_deepl import FakeDeepL, perfect_answers  # noqa: E402
 from toolkit.catalog.loader import load_catalog  # noqa: E402
 from toolkit.core.project import Project  # noqa: E402
 from toolkit.render.gate import gate  # noqa: E402

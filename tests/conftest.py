@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.label_studio_server import LabelStudioServer
+from tests.support.label_studio_server import LabelStudioServer
 from toolkit.cli import main
 from toolkit.store.model import Translation
 

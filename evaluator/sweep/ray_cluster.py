@@ -4,7 +4,7 @@ The local Ray listens on 127.0.0.1 only and requires a token. Ray turns a node a
 127.0.0.1 into the machine's outside address unless it is told not to (its Windows/macOS
 setting, `RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`); with the node on loopback, Ray's GCS, raylet,
 object manager, agents, the driver and every worker bind there (checked by
-tests/test_ray_local.py, which lists the listening sockets of every process this Ray starts).
+tests/evaluator/sweep/test_ray_local.py, which lists the listening sockets of every process this Ray starts).
 Loopback is still shared by every user of the machine, so the local Ray also turns on Ray's
 token authentication: the token is the user's (`RAY_AUTH_TOKEN` or `RAY_AUTH_TOKEN_PATH`) or a
 fresh random one that lives only in the environment of this process and of the Ray processes

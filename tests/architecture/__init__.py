@@ -1,0 +1,1 @@
+"""The layer contract of docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""The benches in bench/ that CI runs or relies on."""

@@ -1,0 +1,1 @@
+"""The polyprobe command as a whole: conventions, messages, interrupts, OS errors."""

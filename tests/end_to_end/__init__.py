@@ -1,0 +1,1 @@
+"""Both packages as a user goes through them: the extending recipes, replication."""

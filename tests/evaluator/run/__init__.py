@@ -1,0 +1,1 @@
+"""One run (evaluator.run, run_folder, signature, cache)."""

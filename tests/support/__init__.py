@@ -1,0 +1,1 @@
+"""What the tests share: fakes (DeepL, OpenAI, Label Studio, Ray), tiny models, fixtures."""

@@ -1,0 +1,1 @@
+"""Tests of the toolkit, one folder per package."""

@@ -12,10 +12,13 @@ A.json B.json`` prints every difference and exits 1 if there is one. It records:
 - ``release``: the sha256 of every file of a preview release built from the repository's
   catalog and from the imported one, with the version fields (git commit, package version, build
   machine) taken out of manifest.json first and its files with them listed apart;
-- ``eval_on``: with ``--eval-on DIR``, `eval run` of every task on tiny models and releases made
-  once in DIR (by the first tree that runs it) and reused by the other: the exact comparison (tiny
-  models built anew in each process differ, their tokenizers' trainers break ties in no fixed
-  order, so the models are made once). A run that fails stops the snapshot.
+- ``eval_on``: with ``--eval-on DIR``, `eval run` of every task on tiny models made once in DIR
+  (by the first tree that runs it) and reused by the other: the exact comparison (tiny models
+  built anew in each process differ, their tokenizers' trainers break ties in no fixed order, so
+  the models are made once). Each tree builds its own catalogs and releases in ``DIR/<OUT's
+  stem>/`` with its own code (a release's manifest may gain fields a tree before cannot read, and a
+  catalog fields a tree after requires); the release part compares what they hold. A run that
+  fails stops the snapshot.
 
 The render and release parts only use the CLI and ``load_catalog``/``render``, found at their
 old or new module paths, so the one script runs on both trees.
@@ -162,11 +165,10 @@ RUNS = [
 ]
 
 
-def _eval_inputs(folder: Path) -> None:
-    """Tiny models, HurtLex stand-ins and releases for RUNS, made once."""
+def _eval_models(folder: Path) -> None:
+    """Tiny models and HurtLex stand-ins for RUNS, made once and shared by both trees."""
     sys.path.insert(0, str(ROOT))
-    from tests.conftest import write_mini_catalog
-    from tests.evaluator.run.test_eval_run import HURTLEX, pins
+    from tests.evaluator.run.test_eval_run import HURTLEX
     from tests.support import tiny_models as tm
 
     folder.mkdir(parents=True)
@@ -181,6 +183,14 @@ def _eval_inputs(folder: Path) -> None:
     hurtlex.mkdir(parents=True)
     for lang, text in HURTLEX.items():
         (hurtlex / f"hurtlex_{lang}.tsv").write_text(text, encoding="utf-8")
+
+
+def _eval_inputs(folder: Path) -> None:
+    """This tree's catalogs and releases for RUNS, built by its own code."""
+    sys.path.insert(0, str(ROOT))
+    from tests.conftest import write_mini_catalog
+    from tests.evaluator.run.test_eval_run import pins
+
     catalogs = _catalogs(folder / "catalogs")
     catalogs["sentiment"] = write_mini_catalog(folder / "catalogs" / "sentiment")
     for name in ("answers.yaml", "prompts.yaml"):
@@ -204,13 +214,15 @@ def _eval_inputs(folder: Path) -> None:
 
 def _eval_on(folder: Path, label: str) -> dict[str, Any]:
     if not folder.exists():
-        _eval_inputs(folder)
+        _eval_models(folder)
+    if not (folder / label / "releases").exists():
+        _eval_inputs(folder / label)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "POLYPROBE_CACHE": str(folder / "cache")}
     out: dict[str, Any] = {}
     for name, release, args in RUNS:
         run = folder / f"out-{label}" / name
         args = [str(folder / "models" / a) if a in ("bert", "gpt2", "llama", "cls") else a for a in args]
-        release_dir = folder / "releases" / release / "polyprobe-0.1.0-preview.1"
+        release_dir = folder / label / "releases" / release / "polyprobe-0.1.0-preview.1"
         cmd = [
             sys.executable,
             "-m",

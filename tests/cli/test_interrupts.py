@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import REPO
 from tests.support import tiny_models as tm
 from tests.support.files import buildable, leftovers, mini_release, snapshot
+from tests.support.processes import ctrl_c_as_from_a_terminal
 from toolkit.release import verify
 
 pytestmark = pytest.mark.bad_input
@@ -93,6 +94,7 @@ def interrupt(
         text=True,
         cwd=REPO,
         env=env,
+        preexec_fn=ctrl_c_as_from_a_terminal,
     )
     try:
         _wait_for(proc, "PHASE")

@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import REPO, CliResult
 from tests.support.fake_deepl import FakeDeepL, perfect_answers
+from tests.support.processes import ctrl_c_as_from_a_terminal
 from tests.support.review_stub import POLICY
 from tests.toolkit.importers.test_bbq_and_quality import write_bbq
 from toolkit.catalog.loader import load_catalog
@@ -387,7 +388,14 @@ def test_ctrl_c_records_every_answered_request_and_the_one_in_flight(
     fake.faults.extend([None, ("slow", 60)])
     cmd = [sys.executable, "-m", "toolkit.cli", "translate", "--root", str(catalog_root)]
     cmd += ["--locale", "fr", "--suite", "sentiment", "--batch-size", "5"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        preexec_fn=ctrl_c_as_from_a_terminal,
+    )
     _wait_for_requests(fake, proc, 2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)

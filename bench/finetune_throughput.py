@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from evaluator.finetune.data import Columns, Source, load_training_data  # noqa: E402
-from evaluator.finetune.train import FinetuneJob, TrainSettings, finetune  # noqa: E402
+from evaluator.finetune.plan import FinetuneJob, TrainSettings  # noqa: E402
+from evaluator.finetune.train import finetune  # noqa: E402
 from tests.support.tiny_models import wordpiece_tokenizer  # noqa: E402
 
 MBERT = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072}
